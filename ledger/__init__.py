@@ -1,0 +1,38 @@
+"""The session ledger and the shared kernel (connections, SQL files, scope, errors)."""
+
+from ledger.db import apply_schema, connect, make_pool, tenant_scope
+from ledger.errors import InvalidEvent, InvalidScope, MemledgerError, SessionNotFound
+from ledger.events import EventIn, Limits
+from ledger.store import (
+    AppendResult,
+    EventOutcome,
+    append,
+    close_session,
+    events_after,
+    get_session,
+    list_sessions,
+    read_session,
+    sweep_idle,
+)
+
+__all__ = [
+    "AppendResult",
+    "EventIn",
+    "EventOutcome",
+    "InvalidEvent",
+    "InvalidScope",
+    "Limits",
+    "MemledgerError",
+    "SessionNotFound",
+    "append",
+    "apply_schema",
+    "close_session",
+    "connect",
+    "events_after",
+    "get_session",
+    "list_sessions",
+    "make_pool",
+    "read_session",
+    "sweep_idle",
+    "tenant_scope",
+]

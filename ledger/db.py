@@ -1,0 +1,109 @@
+"""Connections, the schema, and tenant-scoped transactions.
+
+Library code takes a connection and opens ``with conn.transaction():`` (a savepoint when
+nested); the entrypoint that made the connection owns the outer transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from ledger.errors import InvalidScope
+from ledger.scope import check_id
+
+APP_ROLE = "memledger_app"
+# Advisory lock keys (pg_advisory_xact_lock takes one bigint).
+SCHEMA_LOCK = 0x6D6C_0001
+LEDGER_LOCK = 0x6D6C_0002
+
+Conn = psycopg.Connection[dict[str, Any]]
+
+
+def schema_sql() -> str:
+    """The text of ``schema.sql``: packaged beside this module, or at the project root."""
+    packaged = resources.files("ledger").joinpath("schema.sql")
+    if packaged.is_file():
+        return packaged.read_text("utf-8")
+    return (Path(__file__).resolve().parent.parent / "schema.sql").read_text("utf-8")
+
+
+def apply_schema(conn: psycopg.Connection[Any]) -> None:
+    """Create or update every table, index, function and policy; safe to run again."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [SCHEMA_LOCK])
+        conn.execute(schema_sql().encode())
+    configure(conn)
+
+
+def configure(conn: psycopg.Connection[Any]) -> None:
+    """Per-connection set-up: the vector type adapter, once the schema has the type."""
+    try:
+        register_vector(conn)
+    except psycopg.ProgrammingError:  # "vector type not found": schema not applied yet
+        if not conn.autocommit:
+            conn.rollback()
+
+
+def connect(url: str, *, autocommit: bool = False) -> Conn:
+    """One connection with dict rows and the vector adapter."""
+    conn = psycopg.connect(url, row_factory=dict_row, autocommit=autocommit)
+    configure(conn)
+    return conn
+
+
+def make_pool(url: str, *, min_size: int = 1, max_size: int = 8) -> ConnectionPool[Conn]:
+    """A connection pool whose connections are configured like :func:`connect`."""
+    return ConnectionPool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        kwargs={"row_factory": dict_row},
+        configure=configure,
+        open=True,
+    )
+
+
+@contextmanager
+def tenant_scope(conn: psycopg.Connection[Any], tenant_id: str) -> Iterator[None]:
+    """Run the block in a transaction as ``memledger_app`` with ``app.tenant_id`` set.
+
+    Row-level security then hides every other tenant's rows, even from a query that
+    forgets its tenant filter. The previous role and tenant are restored on exit, so a
+    caller's outer transaction continues as it was.
+    """
+    check_id(tenant_id, "tenant_id")
+    with conn.transaction():
+        row = conn.execute(
+            "SELECT current_user::text AS role, current_setting('app.tenant_id', true) AS tenant"
+        ).fetchone()
+        prev_role, prev_tenant = _row_values(row)
+        if prev_role == APP_ROLE:
+            if prev_tenant != tenant_id:
+                raise InvalidScope(
+                    "connection is already scoped to another tenant",
+                    tenant_id=tenant_id,
+                    scoped_to=prev_tenant,
+                )
+            yield
+            return
+        conn.execute("SELECT set_config('app.tenant_id', %s, true)", [tenant_id])
+        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(APP_ROLE)))
+        yield
+        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(prev_role)))
+        conn.execute("SELECT set_config('app.tenant_id', %s, true)", [prev_tenant or ""])
+
+
+def _row_values(row: Any) -> tuple[str, str | None]:
+    if isinstance(row, dict):
+        return row["role"], row["tenant"]
+    return row[0], row[1]

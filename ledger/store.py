@@ -1,0 +1,295 @@
+"""The session ledger: append, close, sweep, replay, tail.
+
+Appends are serialized by one transaction-level advisory lock, so event ids are assigned
+in commit order and a reader tailing ``id > checkpoint`` never skips a late commit. Every
+tenant-scoped call runs under row-level security (:func:`ledger.db.tenant_scope`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from ledger.db import LEDGER_LOCK, Conn, tenant_scope
+from ledger.errors import SessionNotFound
+from ledger.events import EventIn, Limits, parse_events
+from ledger.sessionize import OpenSession, Run, place
+from ledger.sqlfile import load_queries
+
+Q = load_queries("ledger")
+DEFAULT_GAP = timedelta(minutes=30)
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True, slots=True)
+class EventOutcome:
+    """What became of one input event."""
+
+    index: int
+    status: Literal["accepted", "duplicate"]
+    session_id: int | None  # None for a duplicate
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    outcomes: tuple[EventOutcome, ...]
+    opened: tuple[int, ...]  # sessions created by this append (open or closed)
+    closed: tuple[int, ...]  # sessions this append closed: ready to build
+
+    @property
+    def accepted(self) -> int:
+        return sum(o.status == "accepted" for o in self.outcomes)
+
+    @property
+    def duplicates(self) -> int:
+        return sum(o.status == "duplicate" for o in self.outcomes)
+
+
+def append(
+    conn: Conn,
+    tenant_id: str,
+    events: Sequence[EventIn | Mapping[str, Any]],
+    *,
+    now: datetime,
+    gap: timedelta = DEFAULT_GAP,
+    limits: Limits = DEFAULT_LIMITS,
+) -> AppendResult:
+    """Validate and append a batch; idempotent on ``(channel_id, external_id)``.
+
+    A bad event raises :class:`ledger.errors.InvalidEvent` and nothing is written.
+    """
+    parsed = parse_events(events, now=now, limits=limits)
+    with tenant_scope(conn, tenant_id):
+        conn.execute(Q["lock_ledger"], {"key": LEDGER_LOCK})
+        fresh, dup = _split_duplicates(conn, tenant_id, parsed)
+        by_channel: dict[str, list[int]] = defaultdict(list)
+        for i in fresh:
+            by_channel[parsed[i].channel_id].append(i)
+        opened, closed, session_of = _write(conn, tenant_id, parsed, by_channel, now, gap)
+    outcomes = tuple(
+        EventOutcome(i, "duplicate", None)
+        if i in dup
+        else EventOutcome(i, "accepted", session_of[i])
+        for i in range(len(parsed))
+    )
+    return AppendResult(outcomes, tuple(opened), tuple(closed))
+
+
+def _split_duplicates(
+    conn: Conn, tenant_id: str, events: list[EventIn]
+) -> tuple[list[int], set[int]]:
+    """Positions of new events, and of events already stored (or repeated in the batch)."""
+    rows = conn.execute(
+        Q["existing_external_ids"],
+        {
+            "tenant_id": tenant_id,
+            "channel_ids": [e.channel_id for e in events],
+            "external_ids": [e.external_id for e in events],
+        },
+        binary=True,
+    ).fetchall()
+    seen = {(r["channel_id"], r["external_id"]) for r in rows}
+    fresh: list[int] = []
+    dup: set[int] = set()
+    for i, e in enumerate(events):
+        k = (e.channel_id, e.external_id)
+        if k in seen:
+            dup.add(i)
+        else:
+            seen.add(k)
+            fresh.append(i)
+    return fresh, dup
+
+
+def _write(
+    conn: Conn,
+    tenant_id: str,
+    events: list[EventIn],
+    by_channel: Mapping[str, list[int]],
+    now: datetime,
+    gap: timedelta,
+) -> tuple[list[int], list[int], dict[int, int]]:
+    rows = conn.execute(
+        Q["open_sessions_for_update"], {"tenant_id": tenant_id, "channel_ids": list(by_channel)}
+    ).fetchall()
+    open_by_channel = {r["channel_id"]: r for r in rows}
+    plans = {
+        channel: place(
+            [events[i].occurred_at for i in positions],
+            _open_session(open_by_channel.get(channel)),
+            gap,
+        )
+        for channel, positions in by_channel.items()
+    }
+    new_count = sum(run.session_id is None for runs in plans.values() for run in runs)
+    ids = iter(_next_session_ids(conn, new_count))
+    opened: list[int] = []
+    closed: list[int] = []
+    session_of: dict[int, int] = {}
+    event_rows: list[tuple[Any, ...]] = []
+    sessions: list[dict[str, Any]] = []
+    for channel, runs in plans.items():
+        positions = by_channel[channel]
+        existing = open_by_channel.get(channel)
+        for run in runs:
+            members = [positions[m] for m in run.members]
+            stored = existing if run.session_id is not None else None
+            sid = run.session_id if run.session_id is not None else next(ids)
+            if run.session_id is None:
+                opened.append(sid)
+            if run.close_reason:
+                closed.append(sid)
+            first_seq = stored["event_count"] + 1 if stored else 1
+            for seq, i in enumerate(members, start=first_seq):
+                session_of[i] = sid
+                event_rows.append((sid, seq, events[i]))
+            sessions.append(
+                _session_row(tenant_id, sid, channel, run, members, events, stored, now)
+            )
+    _store_sessions(conn, sessions)
+    _insert_events(conn, tenant_id, event_rows, now)
+    return opened, closed, session_of
+
+
+def _open_session(row: Mapping[str, Any] | None) -> OpenSession | None:
+    if row is None:
+        return None
+    return OpenSession(row["id"], row["started_at"], row["last_event_at"])
+
+
+def _next_session_ids(conn: Conn, n: int) -> list[int]:
+    if n == 0:
+        return []
+    return [r["id"] for r in conn.execute(Q["next_session_ids"], {"n": n}).fetchall()]
+
+
+def _session_row(
+    tenant_id: str,
+    sid: int,
+    channel: str,
+    run: Run,
+    members: list[int],
+    events: list[EventIn],
+    stored: Mapping[str, Any] | None,
+    now: datetime,
+) -> dict[str, Any]:
+    participants = list(stored["participants"]) if stored else []
+    for i in members:
+        if events[i].actor_id not in participants:
+            participants.append(events[i].actor_id)
+    is_closed = run.close_reason is not None
+    return {
+        "tenant_id": tenant_id,
+        "id": sid,
+        "channel_id": channel,
+        "is_new": stored is None,
+        "status": "closed" if is_closed else "open",
+        "started_at": run.started_at,
+        "last_event_at": run.last_event_at,
+        "ended_at": run.last_event_at if is_closed else None,
+        "closed_at": now if is_closed else None,
+        "close_reason": run.close_reason,
+        "event_count": (stored["event_count"] if stored else 0) + len(members),
+        "participants": participants,
+        "now": now,
+    }
+
+
+def _store_sessions(conn: Conn, sessions: list[dict[str, Any]]) -> None:
+    updates = [s for s in sessions if not s["is_new"]]
+    inserts = [s for s in sessions if s["is_new"]]
+    with conn.cursor() as cur:
+        # Close (or extend) existing open sessions before new ones open on the same channel.
+        if updates:
+            cur.executemany(Q["update_open_session"], updates)
+        if inserts:
+            cur.executemany(Q["insert_session"], inserts)
+
+
+def _insert_events(
+    conn: Conn, tenant_id: str, rows: list[tuple[int, int, EventIn]], now: datetime
+) -> None:
+    if not rows:
+        return
+    conn.execute(Q["create_event_stage"])
+    with conn.cursor() as cur, cur.copy(Q["copy_event_stage"]) as copy:
+        for sid, seq, e in rows:
+            copy.write_row(
+                (
+                    sid,
+                    e.channel_id,
+                    seq,
+                    e.role,
+                    e.actor_id,
+                    e.actor_name,
+                    e.content,
+                    e.occurred_at,
+                    e.external_id,
+                    json.dumps(e.metadata, ensure_ascii=False),
+                )
+            )
+    conn.execute(Q["insert_events"], {"tenant_id": tenant_id, "now": now})
+    conn.execute(Q["clear_event_stage"])
+
+
+def close_session(conn: Conn, tenant_id: str, session_id: int, *, now: datetime) -> bool:
+    """Close an open session explicitly; False if it was already closed."""
+    with tenant_scope(conn, tenant_id):
+        params = {"tenant_id": tenant_id, "id": session_id}
+        if conn.execute(Q["get_session"], params).fetchone() is None:
+            raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
+        row = conn.execute(Q["close_session"], {**params, "now": now, "reason": "explicit"})
+        return row.fetchone() is not None
+
+
+def sweep_idle(
+    conn: Conn, *, now: datetime, gap: timedelta = DEFAULT_GAP, tenant_id: str | None = None
+) -> list[tuple[str, int]]:
+    """Close open sessions idle for longer than ``gap`` (all tenants unless one is named)."""
+    params = {"now": now, "cutoff": now - gap, "tenant_id": tenant_id}
+    if tenant_id is None:
+        with conn.transaction():
+            rows = conn.execute(Q["sweep_idle"], params).fetchall()
+    else:
+        with tenant_scope(conn, tenant_id):
+            rows = conn.execute(Q["sweep_idle"], params).fetchall()
+    return [(r["tenant_id"], r["id"]) for r in rows]
+
+
+def get_session(conn: Conn, tenant_id: str, session_id: int) -> dict[str, Any]:
+    with tenant_scope(conn, tenant_id):
+        row = conn.execute(Q["get_session"], {"tenant_id": tenant_id, "id": session_id}).fetchone()
+    if row is None:
+        raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
+    return row
+
+
+def list_sessions(
+    conn: Conn, tenant_id: str, *, channel_id: str | None = None, limit: int = 1000
+) -> list[dict[str, Any]]:
+    with tenant_scope(conn, tenant_id):
+        params = {"tenant_id": tenant_id, "channel_id": channel_id, "limit": limit}
+        return conn.execute(Q["list_sessions"], params).fetchall()
+
+
+def read_session(conn: Conn, tenant_id: str, session_id: int) -> list[dict[str, Any]]:
+    """Replay a session's events in conversation order (occurred_at, then arrival)."""
+    get_session(conn, tenant_id, session_id)
+    with tenant_scope(conn, tenant_id):
+        params = {"tenant_id": tenant_id, "session_id": session_id}
+        return conn.execute(Q["session_events"], params).fetchall()
+
+
+def events_after(
+    conn: Conn, after: int, limit: int = 1000, *, tenant_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Events with id > ``after`` in id (= commit) order; one tenant's when named."""
+    params = {"after": after, "limit": limit}
+    if tenant_id is None:
+        return conn.execute(Q["events_after"], params).fetchall()
+    with tenant_scope(conn, tenant_id):
+        return conn.execute(Q["events_after"], params).fetchall()

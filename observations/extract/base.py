@@ -1,0 +1,95 @@
+"""The extractor contract: what goes in (a closed session's events) and what comes out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+FACT_KINDS: tuple[str, ...] = (
+    "preference",
+    "relationship",
+    "experience",
+    "skill",
+    "goal",
+    "constraint",
+    "identity",
+    "event",
+)
+AGENT_EXPERIENCE = "agent_experience"
+SESSION_SUMMARY = "session_summary"
+EPISODIC = "episodic"
+KINDS: tuple[str, ...] = (*FACT_KINDS, AGENT_EXPERIENCE, SESSION_SUMMARY, EPISODIC)
+
+OwnerType = Literal["user", "agent", "channel"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvent:
+    """One ledger event as an extractor sees it."""
+
+    id: int
+    seq: int
+    role: str  # user, assistant, tool_call, tool_result, file, system
+    actor_id: str
+    actor_name: str | None
+    content: str
+    occurred_at: datetime  # timezone-aware, the chat backend's time
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def speaker(self) -> str:
+        """The name used in self-contained statements."""
+        return self.actor_name or self.actor_id
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInput:
+    """A closed session handed to an extractor."""
+
+    tenant_id: str
+    session_id: int
+    channel_id: str
+    started_at: datetime
+    ended_at: datetime
+    events: Sequence[SessionEvent]
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """One observation an extractor made, before quality gates.
+
+    ``source_event_ids`` is the provenance: the exact events the item was derived from,
+    never the whole session by default. ``fields`` holds the structured parts (predicate,
+    object, event_time, persons, entities, location, topic; for agent experiences goal,
+    path, failures, applies_to; for summaries topics, decisions, open_questions, entities).
+    """
+
+    kind: str
+    key: str
+    owner_type: OwnerType
+    owner_id: str
+    statement: str
+    confidence: float
+    importance: float
+    source_event_ids: tuple[int, ...]
+    valid_from: datetime
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """An extractor's result for one session."""
+
+    items: tuple[Extracted, ...]
+    extractor: str
+    version: str
+    fallback_reason: str | None = None
+
+
+class Extractor(Protocol):
+    name: str
+    version: str
+
+    def extract(self, session: SessionInput) -> Extraction: ...

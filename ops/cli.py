@@ -1,0 +1,75 @@
+"""``memledger``: the command line for every stage."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ledger.errors import MemledgerError
+from ops.logs import configure_logging
+from ops.settings import Settings, load_settings
+
+
+class Context:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="TOML file with a [memledger] table; MEMLEDGER_* environment variables win over it.",
+)
+@click.option("--tenant", help="Tenant to act for (default: MEMLEDGER_TENANT or 'default').")
+@click.pass_context
+def cli(ctx: click.Context, config: Path | None, tenant: str | None) -> None:
+    """memledger: long-term memory for LLM agents on PostgreSQL + pgvector.
+
+    Without MEMLEDGER_DATABASE_URL / MEMLEDGER_REDIS_URL, an embedded PostgreSQL (with
+    pgvector) and Redis are started under MEMLEDGER_HOME and reused by later commands.
+    """
+    settings = load_settings(config, tenant=tenant)
+    configure_logging(settings.log_level)
+    ctx.obj = Context(settings)
+
+
+def main() -> None:
+    from ops import commands  # noqa: F401  (registers the subcommands)
+
+    try:
+        cli(standalone_mode=True)
+    except MemledgerError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+def sample_path() -> Path:
+    return Path(str(resources.files("ops").joinpath("samples/sample.jsonl")))
+
+
+def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """A plain fixed-width text table."""
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if hasattr(value, "strftime"):
+        return str(value.strftime("%Y-%m-%d %H:%M"))
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)

