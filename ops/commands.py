@@ -9,8 +9,10 @@ import click
 from tqdm import tqdm
 
 from ledger.store import list_sessions, read_session, sweep_idle
+from observations.builder import list_entries
 from ops.cli import Context, cli, pass_ctx, sample_path, table
 from ops.ingest import IngestReport, count_lines, ingest_lines, read_lines
+from ops.pipeline import enqueue_pending, in_process_workers, wait_for_builds
 from ops.runtime import Runtime, open_runtime, wall_clock
 
 SESSION_COLUMNS = [
@@ -101,6 +103,7 @@ def sessions(ctx: Context, channel: str | None, show_events: bool) -> None:
 
 def _print_sessions(rt: Runtime, channel: str | None, show_events: bool) -> None:
     rows = list_sessions(rt.conn, rt.settings.tenant, channel_id=channel)
+    click.echo(f"sessions of tenant {rt.settings.tenant!r} (times in UTC)")
     click.echo(table(rows, SESSION_COLUMNS))
     if not show_events:
         return
@@ -137,7 +140,21 @@ def run(ctx: Context, file: Path | None) -> None:
         _print_report(_ingest_file(rt, file or sample_path(), None))
         closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
         click.echo(f"idle sessions closed: {len(closed)}\n")
-        _print_sessions(rt, None, show_events=True)
+        _print_sessions(rt, None, show_events=False)
+        with in_process_workers(rt) as actor:
+            queued = enqueue_pending(rt, actor)
+            waiting = wait_for_builds(rt, timeout=600)
+        click.echo(f"\nbuilds queued: {queued}, still waiting: {waiting}\n")
+        _print_entries(rt)
+
+
+def _print_entries(rt: Runtime) -> None:
+    entries = list_entries(rt.conn, rt.settings.tenant)
+    click.echo(f"memory entries ({len(entries)}), with provenance (external ids):")
+    for e in entries:
+        when = e["valid_from"].strftime("%Y-%m-%d")
+        click.echo(f"  [{e['kind']}] {when} {e['owner_id']}: {e['canonical_statement']}")
+        click.echo(f"      key={e['key']} from {','.join(e['source_external_ids'])}")
 
 
 from ops.bench import commands as _bench  # noqa: E402,F401  (registers `bench`)

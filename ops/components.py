@@ -1,0 +1,50 @@
+"""Builds the stages' collaborators (extractor, embedder, build config) from settings."""
+
+from __future__ import annotations
+
+from observations.builder import BuildConfig, GateConfig
+from observations.embed import Embedder, make_embedder
+from observations.extract.base import Extractor
+from observations.extract.heuristic import HeuristicExtractor
+from ops.settings import Settings
+
+
+def make_embedder_from(settings: Settings) -> Embedder:
+    if settings.embedder == "local":
+        return make_embedder(
+            "local", threads=settings.embed_threads, batch_size=settings.embed_batch_size
+        )
+    if settings.embedder == "openai":
+        return make_embedder(
+            "openai",
+            base_url=settings.embed_base_url,
+            api_key=settings.embed_api_key,
+            model=settings.embed_model,
+            dim=settings.embed_dim,
+        )
+    return make_embedder("hash")
+
+
+def make_extractor_from(settings: Settings) -> Extractor:
+    heuristic = HeuristicExtractor()
+    if settings.extractor == "heuristic" or not settings.llm_base_url:
+        return heuristic
+    from observations.extract.llm import LLMExtractor
+
+    return LLMExtractor(
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key,
+        model=settings.llm_model,
+        timeout=settings.llm_timeout_seconds,
+        max_retries=settings.llm_max_retries,
+        response_format=settings.llm_response_format,
+        fallback=heuristic,
+    )
+
+
+def make_build_config(settings: Settings) -> BuildConfig:
+    return BuildConfig(
+        extractor=make_extractor_from(settings),
+        embedder=make_embedder_from(settings),
+        gates=GateConfig(min_confidence=settings.min_confidence),
+    )

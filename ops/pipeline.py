@@ -1,0 +1,50 @@
+"""The in-process pipeline of the default mode: broker, worker threads, waiting for builds."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import dramatiq
+
+from ledger.db import make_pool
+from observations.builder import sessions_to_build, waiting_builds
+from ops import actors
+from ops.broker import setup_broker, start_worker
+from ops.components import make_build_config
+from ops.runtime import Runtime, wall_clock
+
+
+@contextmanager
+def in_process_workers(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]]:
+    """Worker threads beside the caller; yields the build actor to enqueue with."""
+    s = rt.settings
+    broker = setup_broker(rt.urls.redis_url)
+    with make_pool(rt.urls.database_url, max_size=s.worker_threads + 1) as pool:
+        state = actors.WorkerState(s, pool, make_build_config(s))
+        actor = actors.register(broker, state)
+        worker = start_worker(broker, s.worker_threads)
+        try:
+            yield actor
+        finally:
+            worker.stop()
+            broker.close()
+
+
+def enqueue_pending(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> int:
+    """Queue a build for every closed (or retry-due failed) session."""
+    pending = sessions_to_build(
+        rt.conn, now=wall_clock(), max_attempts=rt.settings.build_max_attempts
+    )
+    return actors.enqueue_builds(actor, pending)
+
+
+def wait_for_builds(rt: Runtime, *, timeout: float) -> int:
+    """Poll until no session waits for a build; returns how many still wait."""
+    deadline = time.monotonic() + timeout
+    while True:
+        waiting = waiting_builds(rt.conn)
+        if waiting == 0 or time.monotonic() > deadline:
+            return waiting
+        time.sleep(0.2)
