@@ -98,7 +98,8 @@ def register(
 ) -> dramatiq.Actor[[str, int], None]:
     """Declare the actors on ``broker``; ``state`` is needed where messages are processed."""
     global _state
-    _state = state
+    if state is not None:
+        _state = state
     declare = dramatiq.actor(
         broker=broker, queue_name=BUILD_QUEUE, max_retries=20, min_backoff=500, max_backoff=10_000
     )

@@ -10,9 +10,15 @@ from tqdm import tqdm
 
 from ledger.store import list_sessions, read_session, sweep_idle
 from observations.builder import list_entries
+from ops.actors import enqueue_builds
 from ops.cli import Context, cli, pass_ctx, sample_path, table
 from ops.ingest import IngestReport, count_lines, ingest_lines, read_lines
-from ops.pipeline import enqueue_pending, in_process_workers, wait_for_builds
+from ops.pipeline import (
+    enqueue_pending,
+    in_process_workers,
+    register_build_actor,
+    wait_for_builds,
+)
 from ops.runtime import Runtime, open_runtime, wall_clock
 
 SESSION_COLUMNS = [
@@ -52,6 +58,9 @@ def ingest(ctx: Context, file: Path, batch_size: int | None) -> None:
     """
     with open_runtime(ctx.settings) as rt:
         report = _ingest_file(rt, file, batch_size)
+        tenant = rt.settings.tenant
+        actor = register_build_actor(rt)
+        enqueue_builds(actor, [(tenant, sid) for sid in report.closed_sessions])
     _print_report(report)
     if report.bad:
         sys.exit(1)
@@ -119,10 +128,11 @@ def _print_sessions(rt: Runtime, channel: str | None, show_events: bool) -> None
 @cli.command()
 @pass_ctx
 def sweep(ctx: Context) -> None:
-    """Close sessions idle for longer than the session gap."""
+    """Close sessions idle for longer than the session gap, and queue their builds."""
     with open_runtime(ctx.settings) as rt:
         closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
-    click.echo(f"closed {len(closed)} idle sessions")
+        queued = enqueue_pending(rt, register_build_actor(rt))
+    click.echo(f"closed {len(closed)} idle sessions; queued {queued} builds")
 
 
 @cli.command()
@@ -158,3 +168,22 @@ def _print_entries(rt: Runtime) -> None:
 
 
 from ops.bench import commands as _bench  # noqa: E402,F401  (registers `bench`)
+
+
+@cli.command()
+@click.option("--threads", type=click.IntRange(1, 64), help="Worker threads (default: setting).")
+@pass_ctx
+def worker(ctx: Context, threads: int | None) -> None:
+    """Run build workers (dramatiq on Redis) until interrupted; run as many as you like."""
+    import signal
+    import threading
+
+    settings = ctx.settings
+    if threads:
+        settings = settings.model_copy(update={"worker_threads": threads})
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    with open_runtime(settings) as rt, in_process_workers(rt):
+        click.echo(f"worker running with {settings.worker_threads} threads; Ctrl-C stops it")
+        stop.wait()

@@ -32,6 +32,11 @@ def in_process_workers(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]
             broker.close()
 
 
+def register_build_actor(rt: Runtime) -> dramatiq.Actor[[str, int], None]:
+    """The build actor on the Redis broker, for enqueueing only (no worker state)."""
+    return actors.register(setup_broker(rt.urls.redis_url), None)
+
+
 def enqueue_pending(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> int:
     """Queue a build for every closed (or retry-due failed) session."""
     pending = sessions_to_build(

@@ -1,0 +1,156 @@
+"""Concurrent appenders with a tailing reader, on real commits: id order is commit order,
+so a reader that advances its checkpoint to the largest id seen never skips an event."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from typing import Any
+
+from ledger import append, events_after
+from ledger.db import connect
+
+TOTAL = 10_000
+APPENDERS = 6
+TENANTS = ("tenant-a", "tenant-b", "tenant-c")
+CHANNELS = ("general", "dm-1", "dm-2", "support")
+T0 = datetime(2024, 6, 1, tzinfo=UTC)
+NOW = datetime(2024, 7, 1, tzinfo=UTC)
+DEADLINE_S = 180.0
+
+Key = tuple[str, str, str]
+
+
+def _plan(worker: int, count: int) -> list[tuple[str, list[dict[str, Any]]]]:
+    """One worker's batches: (tenant, events), 25–100 events each, over several channels."""
+    rng = random.Random(worker)
+    batches: list[tuple[str, list[dict[str, Any]]]] = []
+    k = 0
+    while k < count:
+        size = min(rng.randint(25, 100), count - k)
+        tenant = rng.choice(TENANTS)
+        events = []
+        for _ in range(size):
+            events.append(
+                {
+                    "external_id": f"w{worker}-{k}",
+                    "channel_id": rng.choice(CHANNELS),
+                    "role": rng.choice(["user", "assistant"]),
+                    "actor_id": f"actor-{worker}",
+                    "content": f"event {k} of worker {worker}",
+                    # interleaved, sometimes late, sometimes past the gap
+                    "occurred_at": T0 + timedelta(seconds=k * 20 + rng.randint(-600, 600)),
+                }
+            )
+            k += 1
+        batches.append((tenant, events))
+    return batches
+
+
+class Reader(threading.Thread):
+    """Tails events_after(checkpoint) on its own connection until it saw ``total`` events,
+    or a poll started after every writer finished comes back empty, or the deadline."""
+
+    def __init__(self, url: str, total: int, deadline: float) -> None:
+        super().__init__(name="tailing-reader", daemon=True)
+        self.url, self.total, self.deadline = url, total, deadline
+        self.ids: list[int] = []
+        self.keys: list[Key] = []
+        self.polls = 0
+        self.error: BaseException | None = None
+        self.writers_done = threading.Event()
+
+    def run(self) -> None:
+        try:
+            with connect(self.url, autocommit=True) as conn:
+                checkpoint = 0
+                while len(self.ids) < self.total and time.monotonic() < self.deadline:
+                    drained = self.writers_done.is_set()  # read before the poll
+                    rows = events_after(conn, checkpoint, limit=97)
+                    self.polls += 1
+                    for row in rows:
+                        self.ids.append(row["id"])
+                        self.keys.append((row["tenant_id"], row["channel_id"], row["external_id"]))
+                    if rows:
+                        checkpoint = max(checkpoint, *(r["id"] for r in rows))
+                    elif drained:  # every writer had committed before this empty poll
+                        break
+                    else:  # nothing new yet: poll again shortly
+                        self.writers_done.wait(0.001)
+        except BaseException as exc:  # reported by the test thread
+            self.error = exc
+
+
+def _appender(
+    url: str,
+    batches: list[tuple[str, list[dict[str, Any]]]],
+    start: threading.Barrier,
+    written: list[Key],
+    errors: list[BaseException],
+) -> None:
+    try:
+        with connect(url, autocommit=True) as conn:
+            start.wait()
+            for tenant, events in batches:
+                result = append(conn, tenant, events, now=NOW)
+                assert result.accepted == len(events), result
+                written.extend((tenant, e["channel_id"], e["external_id"]) for e in events)
+    except BaseException as exc:
+        errors.append(exc)
+
+
+def test_a_tailing_reader_sees_every_event_of_concurrent_appenders_exactly_once_in_id_order(
+    fresh_db_url: str,
+) -> None:
+    per_worker = [TOTAL // APPENDERS + (w < TOTAL % APPENDERS) for w in range(APPENDERS)]
+    plans = [_plan(w, n) for w, n in enumerate(per_worker)]
+    assert sum(len(e) for plan in plans for _, e in plan) == TOTAL
+    start = threading.Barrier(APPENDERS)
+    written: list[list[Key]] = [[] for _ in range(APPENDERS)]
+    errors: list[BaseException] = []
+    reader = Reader(fresh_db_url, TOTAL, time.monotonic() + DEADLINE_S)
+    appenders = [
+        threading.Thread(
+            target=_appender, args=(fresh_db_url, plans[w], start, written[w], errors), daemon=True
+        )
+        for w in range(APPENDERS)
+    ]
+
+    reader.start()
+    for t in appenders:
+        t.start()
+    for t in appenders:
+        t.join(timeout=DEADLINE_S)
+    reader.writers_done.set()
+    reader.join(timeout=DEADLINE_S)
+
+    assert not errors, errors
+    assert not any(t.is_alive() for t in appenders), "an appender did not finish in time"
+    assert not reader.is_alive(), "the reader did not finish in time"
+    assert reader.error is None, reader.error
+    all_written = [k for w in written for k in w]
+    assert len(all_written) == TOTAL == len(set(all_written))
+    assert len(reader.ids) == TOTAL, f"reader saw {len(reader.ids)} of {TOTAL} events"
+    assert all(a < b for a, b in pairwise(reader.ids)), "ids not strictly increasing"
+    repeated = [k for k, n in Counter(reader.keys).items() if n > 1]
+    assert not repeated, f"seen more than once: {repeated[:5]}"
+    assert set(reader.keys) == set(all_written)
+    # the reader really tailed (it did not just read everything at the end)
+    assert reader.polls > TOTAL // 97
+
+    with connect(fresh_db_url, autocommit=True) as conn:
+        assert events_after(conn, max(reader.ids)) == []
+        row = conn.execute(
+            "SELECT count(*) AS n, count(DISTINCT (tenant_id, session_id, seq)) AS seqs"
+            " FROM memory_session_events"
+        ).fetchone()
+        assert row == {"n": TOTAL, "seqs": TOTAL}
+        open_per_channel = conn.execute(
+            "SELECT tenant_id, channel_id, count(*) AS n FROM memory_sessions"
+            " WHERE status = 'open' GROUP BY 1, 2 HAVING count(*) > 1"
+        ).fetchall()
+        assert open_per_channel == []
