@@ -100,7 +100,9 @@ CREATE TABLE IF NOT EXISTS memory_observations (
     id                 bigint      GENERATED ALWAYS AS IDENTITY,
     session_id         bigint      NOT NULL,
     build_version      text        NOT NULL,
-    -- stable key of the item within the session (e.g. preference:drink)
+    owner_type         text        NOT NULL CHECK (owner_type IN ('user', 'agent', 'channel')),
+    owner_id           text        NOT NULL,
+    -- stable key of the item per owner within the session (e.g. preference:drink)
     key                text        NOT NULL,
     kind               text        NOT NULL,
     extractor          text        NOT NULL,
@@ -113,7 +115,8 @@ CREATE TABLE IF NOT EXISTS memory_observations (
     source_event_ids   bigint[]    NOT NULL CHECK (cardinality(source_event_ids) > 0),
     created_at         timestamptz NOT NULL,
     PRIMARY KEY (tenant_id, id),
-    UNIQUE (tenant_id, session_id, build_version, key),
+    -- two users of a group chat may both state a fact with the same key
+    UNIQUE (tenant_id, session_id, build_version, owner_type, owner_id, key),
     FOREIGN KEY (tenant_id, session_id) REFERENCES memory_sessions (tenant_id, id)
         ON DELETE CASCADE
 );

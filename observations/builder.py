@@ -208,6 +208,8 @@ def _insert_observation(
         {
             **base,
             "build_version": config.build_version,
+            "owner_type": item.owner_type,
+            "owner_id": item.owner_id,
             "key": item.key,
             "kind": item.kind,
             "extractor": extraction.extractor,

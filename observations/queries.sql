@@ -18,9 +18,11 @@ DELETE FROM memory_observations WHERE tenant_id = %(tenant_id)s AND session_id =
 
 -- name: insert_observation
 INSERT INTO memory_observations
-       (tenant_id, session_id, build_version, key, kind, extractor, extractor_version,
-        statement, confidence, importance, fields, source_event_ids, created_at)
-VALUES (%(tenant_id)s, %(session_id)s, %(build_version)s, %(key)s, %(kind)s, %(extractor)s,
+       (tenant_id, session_id, build_version, owner_type, owner_id, key, kind, extractor,
+        extractor_version, statement, confidence, importance, fields, source_event_ids,
+        created_at)
+VALUES (%(tenant_id)s, %(session_id)s, %(build_version)s, %(owner_type)s, %(owner_id)s,
+        %(key)s, %(kind)s, %(extractor)s,
         %(extractor_version)s, %(statement)s, %(confidence)s, %(importance)s, %(fields)s,
         %(source_event_ids)s, %(now)s)
 RETURNING id;

@@ -1,0 +1,94 @@
+"""Episodic restatements: what a user turn said that no fact captured, with its date.
+
+Most of a conversation is not one of the eight fact patterns ("The support group has made
+me feel accepted"), yet it is what later questions ask about. Each user turn whose leftover
+sentences (and shared image) carry at least ``min_content_words`` content words, and every
+turn sharing a captioned photo, becomes one item: "On 8 May 2023, Caroline said to Melanie:
+The support group has made Caroline feel accepted …", keyed ``episodic:<event id>``, with
+that event as provenance.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from observations.extract.base import EPISODIC, Extracted
+from observations.extract.dates import day_label
+from observations.extract.text import content_words, ensure_period, singular
+from observations.extract.turns import Sentence, Turn
+
+MIN_CONTENT_WORDS = 4
+
+
+def _leftover(turn: Turn, covered: set[tuple[int, int]]) -> list[Sentence]:
+    return [s for s in turn.sentences if (turn.event.id, s.index) not in covered and s.words]
+
+
+def _statement(turn: Turn, sentences: list[Sentence]) -> str:
+    when = day_label(turn.event.occurred_at.date())
+    said = f"said to {turn.addressee}" if turn.addressee else "said"
+    parts = [ensure_period(s.rendered) for s in sentences]
+    if turn.caption:
+        parts.append(f"{turn.speaker} shared a photo: {ensure_period(turn.caption)}")
+    return f"On {when}, {turn.speaker} {said}: {' '.join(parts)}"
+
+
+def _fields(turn: Turn, sentences: list[Sentence]) -> dict[str, Any]:
+    counts = Counter(singular(w) for s in sentences for w in s.words)
+    fields: dict[str, Any] = {
+        "speaker": turn.speaker,
+        "date": turn.event.occurred_at.date().isoformat(),
+        "topics": [w for w, _ in counts.most_common(5)],
+    }
+    if turn.addressee:
+        fields["addressee"] = turn.addressee
+    entities = list(dict.fromkeys(n for s in sentences for n in s.names))
+    if entities:
+        fields["entities"] = entities
+    dates = [d for s in sentences for d in s.dates]
+    if dates:
+        fields["event_time"] = dates[0].iso
+        fields["event_time_granularity"] = dates[0].granularity
+    if turn.caption:
+        fields["image_caption"] = turn.caption
+    return fields
+
+
+def episodic_item(
+    turn: Turn, covered: set[tuple[int, int]], min_content_words: int = MIN_CONTENT_WORDS
+) -> Extracted | None:
+    """The turn's uncovered information as one self-contained item, if there is enough."""
+    sentences = _leftover(turn, covered)
+    caption_words = len(content_words(turn.caption)) if turn.caption else 0
+    weight = sum(len(s.words) for s in sentences) + caption_words
+    if weight < min_content_words and caption_words < 2:
+        return None
+    return Extracted(
+        kind=EPISODIC,
+        key=f"episodic:{turn.event.id}",
+        owner_type="user",
+        owner_id=turn.event.actor_id,
+        statement=_statement(turn, sentences),
+        confidence=0.7,
+        importance=min(0.6, 0.25 + 0.02 * weight),
+        source_event_ids=(turn.event.id,),
+        valid_from=turn.event.occurred_at,
+        fields=_fields(turn, sentences),
+    )
+
+
+def extract_episodic(
+    turns: tuple[Turn, ...],
+    covered: set[tuple[int, int]],
+    min_content_words: int = MIN_CONTENT_WORDS,
+) -> list[Extracted]:
+    """One episodic item per substantive user turn, in session order."""
+    items = []
+    for turn in turns:
+        if turn.event.role != "user":
+            continue
+        item = episodic_item(turn, covered, min_content_words)
+        if item is not None:
+            items.append(item)
+    return items

@@ -1,0 +1,160 @@
+"""Agent experiences: what an agent learned from one tool-using task.
+
+A task starts at a user request and runs until the next user message that is itself a new
+request (a short follow-up such as "yes, try again" continues the task when more tool
+calls follow it; a short message before any tool call adds to the request). For every task
+with tool calls we record the goal (the request), the path that finally worked (the
+successful calls, in order), what failed (to avoid), where it applies (tools and named
+entities) and a skill key stable across sessions (see :mod:`observations.extract.keys`).
+Provenance is the request event(s) plus the tool_call/tool_result events of the task.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from observations.extract.base import AGENT_EXPERIENCE, Extracted, SessionEvent
+from observations.extract.dates import day_label
+from observations.extract.lexicon import QUESTION_WORDS
+from observations.extract.rewrite import render
+from observations.extract.text import content_words, names, singular, split_sentences
+from observations.extract.tools import ToolOutcome, pair_calls
+
+_POLITE = re.compile(
+    r"^(?:(?:hi|hey|hello|ok|okay|so|please|pls|now)\b[,!.]*\s*)*(?:(?:can|could|would|will)"
+    r"\s+you\s+(?:please\s+)?|i\s+(?:need|want|would\s+like|['’]d\s+like)\s+(?:you\s+)?to\s+"
+    r"|help\s+me\s+(?:to\s+)?|i\s+need\s+|let['’]s\s+|please\s+)?",
+    re.IGNORECASE,
+)
+_TOOL_ROLES = ("tool_call", "tool_result")
+_NEW_REQUEST_WORDS = 3
+
+
+@dataclass
+class _Task:
+    requests: list[SessionEvent] = field(default_factory=list)
+    tool_events: list[SessionEvent] = field(default_factory=list)
+    agent_id: str | None = None
+    agent_name: str | None = None
+
+
+def _is_new_request(event: SessionEvent) -> bool:
+    return len(content_words(event.content)) >= _NEW_REQUEST_WORDS
+
+
+def _split_tasks(events: list[SessionEvent]) -> list[_Task]:
+    tasks: list[_Task] = []
+    current = _Task()
+    follow_ups: list[SessionEvent] = []
+    for event in events:
+        if event.role == "user":
+            if current.tool_events and _is_new_request(event):
+                tasks.append(current)
+                current, follow_ups = _Task(), []
+            if current.tool_events:
+                follow_ups.append(event)  # part of the task only if more tool calls follow
+            elif _is_new_request(event) or not current.requests:
+                current.requests = [event]
+            else:
+                current.requests.append(event)
+        elif event.role in _TOOL_ROLES:
+            current.requests.extend(follow_ups)
+            follow_ups = []
+            current.tool_events.append(event)
+            if event.role == "tool_call" and current.agent_id is None:
+                current.agent_id, current.agent_name = event.actor_id, event.actor_name
+    tasks.append(current)
+    return [t for t in tasks if any(e.role == "tool_call" for e in t.tool_events)]
+
+
+def goal_text(request: SessionEvent | None, agent: str) -> str:
+    """The request as an imperative, names for pronouns: "book Caroline a flight to Paris"."""
+    if request is None:
+        return ""
+    sentences = split_sentences(request.content) or [request.content]
+    chosen = next((s for s in sentences if len(content_words(s)) >= 2), sentences[0])
+    goal = _POLITE.sub("", chosen.strip()).rstrip("?!. ")
+    return render(goal, request.speaker, agent, request.occurred_at)[0]
+
+
+def skill_key(goal: str, outcomes: list[ToolOutcome]) -> str:
+    """``<verb>-<object>`` of the goal ("book-flight"), else the tools used."""
+    tokens = re.findall(r"[A-Za-z][A-Za-z'’]*", goal)
+    if tokens:
+        verb = tokens[0].lower()
+        if verb in QUESTION_WORDS:
+            verb = "lookup"
+        nouns = [t for t in tokens[1:] if not t[0].isupper() and content_words(t)]
+        if nouns and verb.isalpha():
+            return f"{verb}-{singular(nouns[0].lower())}"
+    tools = [o.call.tool for o in outcomes if o.ok] or [o.call.tool for o in outcomes]
+    return "tools:" + "+".join(dict.fromkeys(tools))
+
+
+def _statement(task: _Task, agent: str, goal: str, outcomes: list[ToolOutcome]) -> str:
+    first = task.requests[0] if task.requests else task.tool_events[0]
+    when = day_label(first.occurred_at.date())
+    asked = f"{first.speaker}'s request to {goal}" if task.requests and goal else "a task"
+    path = [o.call.tool for o in outcomes if o.ok]
+    failed = [f"{o.call.tool} ({o.error[:80]})" for o in outcomes if not o.ok]
+    text = f"On {when}, {agent} handled {asked}"
+    text += f": it worked by calling {' then '.join(path)}" if path else ": no tool call succeeded"
+    if failed:
+        text += f"; failed and to avoid: {'; '.join(failed)}"
+    return text + "."
+
+
+def _fields(task: _Task, goal: str, key: str, outcomes: list[ToolOutcome]) -> dict[str, Any]:
+    tools = list(dict.fromkeys(o.call.tool for o in outcomes))
+    request_text = " ".join(r.content for r in task.requests)
+    ok = [o for o in outcomes if o.ok]
+    return {
+        "goal": goal,
+        "skill_key": key,
+        "path": [{"tool": o.call.tool, "args": dict(o.call.args)} for o in ok],
+        "failures": [
+            {"tool": o.call.tool, "args": dict(o.call.args), "error": o.error}
+            for o in outcomes
+            if not o.ok
+        ],
+        "applies_to": tools + [n for n in names(request_text) if n not in tools],
+        "tools": tools,
+        "outcome": "success" if outcomes[-1].ok else ("partial" if ok else "failure"),
+        "requested_by": task.requests[0].speaker if task.requests else None,
+    }
+
+
+def _item(task: _Task, agent_fallback: str, taken: dict[str, int]) -> Extracted:
+    agent_id = task.agent_id or agent_fallback
+    agent = task.agent_name or agent_id
+    outcomes = pair_calls(task.tool_events)
+    goal = goal_text(task.requests[0] if task.requests else None, agent)
+    key = skill_key(goal, outcomes)
+    taken[key] = taken.get(key, 0) + 1
+    suffix = f":{taken[key]}" if taken[key] > 1 else ""
+    paired = {o.call.event.id for o in outcomes} | {o.result.id for o in outcomes if o.result}
+    sources = [e.id for e in task.requests] + [e.id for e in task.tool_events if e.id in paired]
+    return Extracted(
+        kind=AGENT_EXPERIENCE,
+        key=f"agent_experience:{key}{suffix}",
+        owner_type="agent",
+        owner_id=agent_id,
+        statement=_statement(task, agent, goal, outcomes),
+        confidence=0.8 if any(o.ok for o in outcomes) else 0.6,
+        importance=0.7,
+        source_event_ids=tuple(sorted(set(sources))),
+        valid_from=(task.requests or task.tool_events)[0].occurred_at,
+        fields=_fields(task, goal, key, outcomes),
+    )
+
+
+def extract_experiences(events: list[SessionEvent]) -> list[Extracted]:
+    """One agent experience per tool-using task, in session order."""
+    if not any(e.role == "tool_call" for e in events):
+        return []
+    assistants = [e.actor_id for e in events if e.role == "assistant"]
+    fallback = assistants[0] if assistants else "agent"
+    taken: dict[str, int] = {}
+    return [_item(task, fallback, taken) for task in _split_tasks(events)]

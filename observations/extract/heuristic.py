@@ -1,0 +1,58 @@
+"""The deterministic ``heuristic`` extractor: patterns and counting, no network, no database.
+
+For one closed session it produces, in this order:
+
+1. user fact atoms of the eight kinds (:mod:`.facts`, patterns in :mod:`.patterns`, keys
+   as documented in :mod:`.keys`) from the users' first-person sentences, with names for
+   pronouns and dates resolved against each event's ``occurred_at`` (:mod:`.dates`);
+   when one user states the same key twice in a session the later statement wins and the
+   earlier sentence is left to the episodic item of its turn;
+2. episodic restatements of what substantive user turns said beyond those facts
+   (:mod:`.episodic`);
+3. agent experiences from tool_call/tool_result sequences (:mod:`.experiences`, event
+   shapes in :mod:`.tools`);
+4. one extractive session summary (:mod:`.summary`).
+
+Every item's provenance is the specific events it came from. Same input, same output.
+"""
+
+from __future__ import annotations
+
+from observations.extract.base import Extracted, Extraction, SessionInput
+from observations.extract.episodic import MIN_CONTENT_WORDS, extract_episodic
+from observations.extract.experiences import extract_experiences
+from observations.extract.facts import FactHit, extract_facts
+from observations.extract.summary import summarize
+from observations.extract.turns import build_turns
+
+
+def latest_per_key(hits: list[FactHit]) -> list[FactHit]:
+    """One fact per (owner, key): the last one stated, kept at its place in the session."""
+    last: dict[tuple[str, str, str], int] = {}
+    for position, hit in enumerate(hits):
+        last[(hit.item.owner_type, hit.item.owner_id, hit.item.key)] = position
+    keep = set(last.values())
+    return [hit for position, hit in enumerate(hits) if position in keep]
+
+
+class HeuristicExtractor:
+    """Implements the ``Extractor`` protocol without any model."""
+
+    name = "heuristic"
+    version = "1"
+
+    def __init__(self, min_episodic_words: int = MIN_CONTENT_WORDS) -> None:
+        self.min_episodic_words = min_episodic_words
+
+    def extract(self, session: SessionInput) -> Extraction:
+        turns = build_turns(session)
+        facts = latest_per_key(extract_facts(turns))
+        covered = {(hit.event_id, hit.sentence_index) for hit in facts}
+        items: list[Extracted] = [hit.item for hit in facts]
+        items.extend(extract_episodic(turns, covered, self.min_episodic_words))
+        ordered = sorted(session.events, key=lambda e: (e.seq, e.id))
+        items.extend(extract_experiences(ordered))
+        summary = summarize(session, turns)
+        if summary is not None:
+            items.append(summary)
+        return Extraction(items=tuple(items), extractor=self.name, version=self.version)

@@ -1,0 +1,258 @@
+"""The ``llm`` extractor: user facts from any OpenAI-compatible chat endpoint.
+
+How a session is extracted:
+
+1. The fallback extractor (normally ``heuristic``) runs first; it is cheap and
+   deterministic, and its output is needed either way.
+2. The session's user/assistant turns are numbered and dated (:mod:`.llm_prompt`) and cut
+   into chunks of at most ``max_chunk_chars`` characters (and ``max_chunk_tokens``, at a
+   conservative 3 characters per token); each chunk is one request carrying the
+   participants, the session's dates and the rules (names not pronouns, absolute dates,
+   cite turn numbers).
+3. Each request asks for structured output in the configured form (``json_schema`` for
+   OpenAI/vLLM, ``json_object`` + ``schema`` for the llama.cpp server, :mod:`.llm_schema`)
+   and is retried on connection errors, timeouts, HTTP 408/409/429 and 5xx, at most
+   ``max_retries`` times, sleeping ``backoff_initial * 2**attempt`` seconds (capped at
+   ``backoff_max``) through the injectable ``sleep``.
+4. The reply is validated (:mod:`.llm_schema`); cited turn numbers become event ids and
+   speaker names become user ids (:mod:`.llm_facts`); facts that fail are dropped and
+   counted in the ``llm_facts_extracted`` log line.
+
+The LLM contributes **user facts only**. Agent experiences and the session summary are
+taken from the fallback's output unchanged, and so are its episodic items for turns that
+no LLM fact cites (information no fact captured). Any failure — connection error,
+timeout, HTTP error, invalid JSON, schema violation, no usable fact in the whole session
+— returns the fallback's own extraction (its name and version) with ``fallback_reason``
+set, e.g. ``"llm_unreachable: Connection error. …"``. Nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, cast
+
+import openai
+import structlog
+
+from ledger.errors import MemledgerError
+from observations.extract.base import (
+    AGENT_EXPERIENCE,
+    EPISODIC,
+    SESSION_SUMMARY,
+    Extracted,
+    Extraction,
+    Extractor,
+    SessionInput,
+)
+from observations.extract.llm_facts import map_facts
+from observations.extract.llm_prompt import (
+    NumberedTurn,
+    build_messages,
+    chunk_turns,
+    number_turns,
+    participants,
+)
+from observations.extract.llm_schema import LLMReplyError, parse_reply, response_format
+
+__all__ = ["LLMConfig", "LLMConfigError", "LLMExtractor", "LLMReplyError"]
+
+log = structlog.get_logger(__name__)
+
+PROMPT_VERSION = "1"
+CHARS_PER_TOKEN = 3  # conservative: English chat text averages about 4
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+class LLMConfigError(MemledgerError):
+    """The LLM extractor's configuration is invalid: fix the named setting."""
+
+
+@dataclass(frozen=True, slots=True)
+class LLMConfig:
+    """How to reach the endpoint and how much to send and ask for."""
+
+    base_url: str  # e.g. "https://api.openai.com/v1", "http://127.0.0.1:8080/v1"
+    model: str
+    api_key: str = "unused"  # local servers ignore it; the openai client needs one
+    timeout: float = 60.0  # seconds per request
+    max_retries: int = 2  # retries after the first attempt, transient errors only
+    backoff_initial: float = 0.5  # seconds before the first retry, doubled each time
+    backoff_max: float = 8.0
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    max_chunk_chars: int = 6000  # transcript characters per request
+    max_chunk_tokens: int | None = None  # optional token cap, estimated from characters
+    max_output_tokens: int = 1024
+    max_facts_per_chunk: int = 12  # enforced by the grammar in the json_object form
+    temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.base_url or not self.model:
+            raise LLMConfigError("base_url and model are required", model=self.model)
+        if self.response_format not in ("json_schema", "json_object"):
+            raise LLMConfigError(setting="response_format", value=self.response_format)
+        for name in ("timeout", "max_chunk_chars", "max_output_tokens", "max_facts_per_chunk"):
+            if getattr(self, name) <= 0:
+                raise LLMConfigError(setting=name, value=getattr(self, name))
+        if self.max_retries < 0 or self.backoff_initial < 0 or self.backoff_max < 0:
+            raise LLMConfigError("retries and backoff must not be negative")
+
+    @property
+    def chunk_chars(self) -> int:
+        """The effective transcript cap per request."""
+        if self.max_chunk_tokens is None:
+            return self.max_chunk_chars
+        return max(1, min(self.max_chunk_chars, self.max_chunk_tokens * CHARS_PER_TOKEN))
+
+
+def _failure(exc: openai.APIError, base_url: str) -> tuple[LLMReplyError, bool]:
+    """The reply error for a client exception, and whether a retry may help."""
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMReplyError("llm_timeout", f"{exc} ({base_url})"), True
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMReplyError("llm_unreachable", f"{exc} ({base_url})"), True
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retry = status >= 500 or status in _RETRYABLE_STATUS
+        return LLMReplyError("llm_http_error", f"HTTP {status}: {exc.message}"), retry
+    return LLMReplyError("llm_error", f"{type(exc).__name__}: {exc}"), False
+
+
+def _message(response: Any) -> tuple[str | None, str | None]:
+    """The reply text and finish reason of a chat completion."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise LLMReplyError("llm_invalid_json", "the response has no choices")
+    choice = choices[0]
+    return getattr(choice.message, "content", None), getattr(choice, "finish_reason", None)
+
+
+def _users(turns: Sequence[NumberedTurn]) -> dict[str, str]:
+    """Casefolded display names and ids of the session's users → their actor ids."""
+    users: dict[str, str] = {}
+    for turn in turns:
+        if turn.event.role == "user":
+            users.setdefault(turn.event.speaker.casefold(), turn.event.actor_id)
+            users.setdefault(turn.event.actor_id.casefold(), turn.event.actor_id)
+    return users
+
+
+def combine(facts: Sequence[Extracted], base: Extraction) -> tuple[Extracted, ...]:
+    """LLM facts, then the fallback's experiences, uncited episodic items and summary."""
+    cited = {event_id for item in facts for event_id in item.source_event_ids}
+    borrowed = []
+    for item in base.items:
+        keep = item.kind in (AGENT_EXPERIENCE, SESSION_SUMMARY) or (
+            item.kind == EPISODIC and not cited.intersection(item.source_event_ids)
+        )
+        if keep:
+            borrowed.append(replace(item, fields={"extractor": base.extractor, **item.fields}))
+    return (*facts, *borrowed)
+
+
+class LLMExtractor:
+    """Implements the ``Extractor`` protocol over an OpenAI-compatible endpoint."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        fallback: Extractor,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.config = config
+        self.fallback = fallback
+        self.version = f"{PROMPT_VERSION}+{config.model}"
+        self._sleep = sleep
+        self._client = openai.OpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            timeout=config.timeout,
+            max_retries=0,  # retries are ours: counted, backed off, injectable sleep
+        )
+
+    def extract(self, session: SessionInput) -> Extraction:
+        base = self.fallback.extract(session)
+        turns = number_turns(session)
+        if not any(t.event.role == "user" for t in turns):
+            return replace(base, fallback_reason="llm_skipped: no user turns")
+        try:
+            facts = self._facts(session, turns)
+        except LLMReplyError as exc:
+            log.warning(
+                "llm_extraction_fell_back", session_id=session.session_id, reason=exc.reason
+            )
+            return replace(base, fallback_reason=exc.reason)
+        return Extraction(combine(facts, base), extractor=self.name, version=self.version)
+
+    def _facts(self, session: SessionInput, turns: Sequence[NumberedTurn]) -> list[Extracted]:
+        chunks = chunk_turns(turns, self.config.chunk_chars)
+        people, users = participants(turns), _users(turns)
+        facts: list[Extracted] = []
+        dropped: Counter[str] = Counter()
+        first_error = None
+        for part, chunk in enumerate(chunks, start=1):
+            messages = build_messages(session, chunk, people, (part, len(chunks)))
+            reply = parse_reply(*self._complete(messages))
+            mapped = map_facts(reply.facts, chunk, users, self.config.model)
+            facts.extend(mapped.items)
+            dropped.update(mapped.dropped)
+            dropped["invalid_item"] += reply.invalid
+            first_error = first_error or reply.first_error
+        self._log_result(session, len(chunks), facts, dropped)
+        if not facts:
+            raise _empty(dropped, first_error)
+        return facts
+
+    def _log_result(
+        self, session: SessionInput, chunks: int, facts: list[Extracted], dropped: Counter[str]
+    ) -> None:
+        log.info(
+            "llm_facts_extracted",
+            session_id=session.session_id,
+            model=self.config.model,
+            chunks=chunks,
+            facts=len(facts),
+            dropped={reason: n for reason, n in dropped.items() if n},
+        )
+
+    def _complete(self, messages: list[dict[str, str]]) -> tuple[str | None, str | None]:
+        """One chat completion, retried with exponential backoff on transient errors."""
+        attempt = 0
+        while True:
+            try:
+                return _message(self._client.chat.completions.create(**self._request(messages)))
+            except openai.APIError as exc:
+                error, retryable = _failure(exc, self.config.base_url)
+                if not retryable or attempt >= self.config.max_retries:
+                    detail = f"{error.detail} [{attempt + 1} attempts]"
+                    raise LLMReplyError(error.code, detail) from exc
+            self._sleep(self.backoff(attempt))
+            attempt += 1
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (0-based)."""
+        return min(self.config.backoff_max, self.config.backoff_initial * 2**attempt)
+
+    def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        config = self.config
+        return {
+            "model": config.model,
+            "messages": cast(Any, messages),
+            "max_tokens": config.max_output_tokens,
+            "temperature": config.temperature,
+            "response_format": response_format(config.response_format, config.max_facts_per_chunk),
+        }
+
+
+def _empty(dropped: Mapping[str, int], first_error: str | None) -> LLMReplyError:
+    counts = ", ".join(f"{reason}={n}" for reason, n in sorted(dropped.items()) if n)
+    if dropped.get("invalid_item"):
+        return LLMReplyError("llm_schema_violation", f"no valid fact ({counts}; {first_error})")
+    if counts:
+        return LLMReplyError("llm_empty", f"no usable fact ({counts})")
+    return LLMReplyError("llm_empty", "the model returned no facts")

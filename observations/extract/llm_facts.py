@@ -1,0 +1,154 @@
+"""Validated LLM facts → ``Extracted`` items: turn numbers to event ids, names to owners.
+
+A fact is dropped (and counted under the reason) when it cites no turn
+(``no_source_turns``), cites a turn number the model was not shown
+(``nonexistent_turn``), or is about nobody we can name as a user of the session
+(``unknown_speaker``). Keys are normalised to the heuristic extractor's scheme,
+``<kind>:<topic>`` in lower case (``event:<iso date>:<topic>`` for dated events).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from typing import Any
+
+from observations.extract.base import Extracted
+from observations.extract.llm_prompt import NumberedTurn
+from observations.extract.llm_schema import LLMFact
+
+_ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Mapped:
+    """The items made from one reply and the facts dropped, by reason."""
+
+    items: tuple[Extracted, ...]
+    dropped: Counter[str]
+
+
+def slugify(text: str, limit: int = 40) -> str:
+    return _NOT_SLUG.sub("-", text.lower()).strip("-")[:limit].strip("-")
+
+
+def iso_date(value: str | None) -> tuple[str, date] | None:
+    """``"2023-05-07"``, ``"2023-05"`` or ``"2023"`` and the first day it denotes."""
+    match = _ISO_DATE.match((value or "").strip())
+    if match is None:
+        return None
+    year, month, day = (int(g) if g else 1 for g in match.groups())
+    try:
+        return match.group(0), date(year, month, day)
+    except ValueError:
+        return None
+
+
+def fact_key(fact: LLMFact) -> str:
+    parts = [slugify(p) for p in fact.key.split(":")]
+    parts = [p for p in parts if p]
+    if parts and parts[0] == fact.kind:
+        parts = parts[1:]
+    if not parts:
+        parts = [slugify(fact.topic or "") or slugify(" ".join(fact.statement.split()[1:4]))]
+    when = iso_date(fact.event_time)
+    if fact.kind == "event" and when and parts[0] != when[0]:
+        parts = [when[0], *parts]
+    return ":".join([fact.kind, *([p for p in parts if p] or ["general"])])
+
+
+def _owner(fact: LLMFact, cited: Sequence[NumberedTurn], users: Mapping[str, str]) -> str | None:
+    """The user the fact is about: named by ``speaker``, else the one user cited."""
+    named = users.get(fact.speaker.casefold())
+    if named is not None:
+        return named
+    cited_users = {t.event.actor_id for t in cited if t.event.role == "user"}
+    return cited_users.pop() if len(cited_users) == 1 else None
+
+
+def _valid_from(fact: LLMFact, cited: Sequence[NumberedTurn]) -> datetime:
+    said = max(t.event.occurred_at for t in cited)
+    when = iso_date(fact.event_time)
+    if fact.kind != "event" or when is None:
+        return said
+    return min(said, datetime.combine(when[1], time(), tzinfo=said.tzinfo))
+
+
+def _fields(fact: LLMFact, cited: Sequence[NumberedTurn], model: str) -> dict[str, Any]:
+    when = iso_date(fact.event_time)
+    fields: dict[str, Any] = {
+        "speaker": fact.speaker or None,
+        "topic": fact.topic,
+        "event_time": when[0] if when else None,
+        "persons": [p for p in fact.persons if p] or None,
+        "location": fact.location,
+        "source_turns": [t.number for t in cited],
+        "extractor": "llm",
+        "model": model,
+    }
+    return {name: value for name, value in fields.items() if value}
+
+
+def _statement(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text[-1:] in ".!?…" else text + "."
+
+
+def _item(fact: LLMFact, cited: list[NumberedTurn], owner: str, model: str) -> Extracted:
+    return Extracted(
+        kind=fact.kind,
+        key=fact_key(fact),
+        owner_type="user",
+        owner_id=owner,
+        statement=_statement(fact.statement),
+        confidence=fact.confidence,
+        importance=fact.importance,
+        source_event_ids=tuple(sorted({t.event.id for t in cited})),
+        valid_from=_valid_from(fact, cited),
+        fields=_fields(fact, cited, model),
+    )
+
+
+def _drop_reason(fact: LLMFact, shown: Mapping[int, NumberedTurn]) -> str | None:
+    if not fact.source_turns:
+        return "no_source_turns"
+    if any(n not in shown for n in fact.source_turns):
+        return "nonexistent_turn"
+    return None
+
+
+def _map_one(
+    fact: LLMFact, by_number: Mapping[int, NumberedTurn], users: Mapping[str, str], model: str
+) -> Extracted | str:
+    """The item for one fact, or the reason it is dropped."""
+    reason = _drop_reason(fact, by_number)
+    if reason is not None:
+        return reason
+    cited = [by_number[n] for n in sorted(set(fact.source_turns))]
+    owner = _owner(fact, cited, users)
+    if owner is None:
+        return "unknown_speaker"
+    return _item(fact, cited, owner, model)
+
+
+def map_facts(
+    facts: Sequence[LLMFact], shown: Sequence[NumberedTurn], users: Mapping[str, str], model: str
+) -> Mapped:
+    """Items for the facts whose citations name turns in ``shown`` (the model's chunk).
+
+    ``users`` maps a user's casefolded display name (and id) to their actor id.
+    """
+    by_number = {t.number: t for t in shown}
+    items: list[Extracted] = []
+    dropped: Counter[str] = Counter()
+    for fact in facts:
+        mapped = _map_one(fact, by_number, users, model)
+        if isinstance(mapped, str):
+            dropped[mapped] += 1
+        else:
+            items.append(mapped)
+    return Mapped(tuple(items), dropped)

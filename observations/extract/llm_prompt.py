@@ -1,0 +1,126 @@
+"""The LLM extractor's prompt: numbered, dated turns, cut into chunks under a size cap.
+
+Each user/assistant event of the session becomes one numbered line,
+``T3 [2023-05-08 13:56] Caroline: I went to a support group yesterday.``, so the model
+sees who said what and when (relative dates resolve against the turn's own date, not the
+wall clock), and cites turn numbers that map back to event ids. Numbers run over the
+whole session, so every chunk of a long session cites the same numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from observations.extract.base import FACT_KINDS, SessionEvent, SessionInput
+
+TURN_ROLES = ("user", "assistant")
+_CAPTION_KEYS = ("image_caption", "blip_caption", "caption")
+_SPACE = re.compile(r"\s+")
+
+SYSTEM_PROMPT = f"""\
+Extract long-term memory facts about the users from the chat transcript.
+- Only facts a user stated. Never add knowledge nobody said.
+- Statements are self-contained: names, never pronouns (I, you, she, they); absolute \
+dates (resolve "yesterday" against the turn's date), never relative ones.
+- kind: one of {", ".join(FACT_KINDS)} (event = a dated happening).
+- key: "<kind>:<topic>", lower case, e.g. "preference:drink".
+- speaker: the name of the user the fact is about.
+- source_turns: the numbers of the turns the fact came from (T3 -> 3).
+- confidence, importance: 0 to 1. event_time: YYYY-MM-DD or YYYY-MM, else null.
+Reply with JSON: {{"facts": [...]}}; {{"facts": []}} when no user states a fact."""
+
+
+@dataclass(frozen=True, slots=True)
+class NumberedTurn:
+    """A user/assistant event, its turn number, and its line in the transcript."""
+
+    number: int
+    event: SessionEvent
+    line: str
+
+
+def stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _caption(event: SessionEvent) -> str | None:
+    for key in _CAPTION_KEYS:
+        value = event.metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def turn_line(number: int, event: SessionEvent) -> str:
+    text = _SPACE.sub(" ", event.content).strip()
+    caption = _caption(event)
+    if caption:
+        text = f"{text} [shares a photo: {_SPACE.sub(' ', caption)}]".strip()
+    return f"T{number} [{stamp(event.occurred_at)}] {event.speaker}: {text}"
+
+
+def number_turns(session: SessionInput) -> tuple[NumberedTurn, ...]:
+    """The session's user and assistant events, numbered from 1 in session order."""
+    ordered = sorted(session.events, key=lambda e: (e.seq, e.id))
+    turns = [e for e in ordered if e.role in TURN_ROLES]
+    return tuple(NumberedTurn(n, e, turn_line(n, e)) for n, e in enumerate(turns, start=1))
+
+
+def _clip(line: str, max_chars: int) -> str:
+    return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "…"
+
+
+def chunk_turns(turns: Sequence[NumberedTurn], max_chars: int) -> list[list[NumberedTurn]]:
+    """Consecutive turns packed into chunks whose lines total at most ``max_chars``.
+
+    A single turn longer than the cap is cut to fit (its line ends with "…").
+    """
+    chunks: list[list[NumberedTurn]] = []
+    current: list[NumberedTurn] = []
+    size = 0
+    for turn in turns:
+        line = _clip(turn.line, max_chars)
+        if current and size + len(line) + 1 > max_chars:
+            chunks.append(current)
+            current, size = [], 0
+        current.append(NumberedTurn(turn.number, turn.event, line))
+        size += len(line) + 1
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def participants(turns: Sequence[NumberedTurn]) -> list[str]:
+    """ "Caroline (user)", "Trip Agent (assistant)": each speaker once, in order."""
+    seen: dict[str, str] = {}
+    for turn in turns:
+        seen.setdefault(turn.event.speaker, turn.event.role)
+    return [f"{name} ({role})" for name, role in seen.items()]
+
+
+def user_message(
+    session: SessionInput, chunk: Sequence[NumberedTurn], people: list[str], part: tuple[int, int]
+) -> str:
+    zone = session.started_at.tzname() or "UTC"
+    header = [
+        f"Participants: {', '.join(people)}",
+        f"Session: {stamp(session.started_at)} to {stamp(session.ended_at)} ({zone})",
+    ]
+    if part[1] > 1:
+        header.append(f"Transcript part {part[0]} of {part[1]}:")
+    else:
+        header.append("Transcript:")
+    return "\n".join([*header, *(t.line for t in chunk)])
+
+
+def build_messages(
+    session: SessionInput, chunk: Sequence[NumberedTurn], people: list[str], part: tuple[int, int]
+) -> list[dict[str, str]]:
+    """The chat messages for one chunk: the rules, then the dated, numbered transcript."""
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": user_message(session, chunk, people, part)},
+    ]

@@ -1,0 +1,155 @@
+"""Small text helpers shared by the heuristic extractor: sentences, words, slugs, names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from observations.extract.dates import MONTHS
+from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS
+
+STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+|\s+[–—]\s+|;\s+")
+_ABBREVIATIONS = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx)\.$", re.I)
+_LEADING_FILLER = re.compile(
+    r"^(?:(?:yeah|yes|yep|yup|oh|ooh|well|so|wow|haha+|lol|hey|hi|hello|aww*|ok|okay|"
+    r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
+    r"thanks|thank you)\b[,!.]*\s+)+",
+    re.IGNORECASE,
+)
+_CAPTION_IN_TEXT = re.compile(r"\[(?:image|photo|img|picture)\s*:\s*([^\]]+)\]", re.I)
+_CAPTION_KEYS = ("image_caption", "blip_caption", "caption")
+_NOT_NAMES = frozenset(
+    {"I", "I'm", "I've", "I'll", "I'd", "OK", "Okay", "Hey", "Hi", "Hello", "Thanks", "Wow"}
+    | set(MONTHS)
+    | {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+    | {"Yesterday", "Today", "Tomorrow", "Tonight"}
+)
+_NAME = re.compile(
+    r"\b(?!I\b)[A-Z][a-zA-Z'’-]*(?![\w])"
+    r"(?:\s+(?:of\s+|the\s+|de\s+)?(?!I\b|I['’])[A-Z][a-zA-Z'’-]*(?![\w]))*"
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split chat text into sentences (also at newlines, semicolons and spaced dashes)."""
+    pieces: list[str] = []
+    carry = ""
+    for piece in _SENTENCE_END.split(text.strip()):
+        piece = f"{carry} {piece}".strip() if carry else piece.strip()
+        if _ABBREVIATIONS.search(piece):
+            carry = piece
+            continue
+        carry = ""
+        if piece:
+            pieces.append(piece)
+    if carry:
+        pieces.append(carry)
+    return pieces
+
+
+def strip_filler(sentence: str) -> str:
+    """Drop leading interjections ("Yeah, ", "Wow! ") from a sentence."""
+    stripped = _LEADING_FILLER.sub("", sentence).strip()
+    return stripped[:1].upper() + stripped[1:] if stripped else stripped
+
+
+def words(text: str) -> list[str]:
+    return [w.strip("'’-") for w in _WORD.findall(text) if w.strip("'’-")]
+
+
+def content_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """Lower-cased words that carry meaning (no stopwords, no chat filler)."""
+    tokens = (t.strip("'-") for t in _WORD.findall(text.lower().replace("’", "'")))
+    return [w for w in tokens if len(w) > 1 and w not in stopwords]
+
+
+@lru_cache(maxsize=8192)
+def singular(word: str) -> str:
+    """A crude singular: "drinks" → "drink", "stories" → "story", "kids" → "kid"."""
+    if len(word) <= 3 or word.endswith(("ss", "us", "is", "ous")):
+        return word
+    if word.endswith("ies"):
+        return word[:-1] if word[:-1] in IE_NOUNS else word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") else word
+
+
+_VOWELS = "aeiou"
+
+
+def gerund(verb: str) -> str:
+    """The -ing form of a base verb: "paint" → "painting", "hike" → "hiking"."""
+    verb = verb.lower()
+    if verb.endswith("ing") or len(verb) < 2:
+        return verb
+    if verb.endswith("ie"):
+        return verb[:-2] + "ying"
+    if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")):
+        return verb[:-1] + "ing"
+    vowel_groups = len(re.findall(f"[{_VOWELS}]+", verb))
+    short_cvc = (
+        vowel_groups == 1
+        and len(verb) >= 3
+        and verb[-1] not in _VOWELS + "wxy"
+        and verb[-2] in _VOWELS
+        and verb[-3] not in _VOWELS
+    )
+    return verb + verb[-1] + "ing" if short_cvc else verb + "ing"
+
+
+def slug(text: str, limit: int = 3) -> str:
+    """A stable key part: the first ``limit`` content words, singular, hyphen-joined."""
+    parts = [singular(w.replace("'", "")) for w in content_words(text, FUNCTION_WORDS)][:limit]
+    return "-".join(p for p in parts if p) or "general"
+
+
+def _opening_word(name: str) -> bool:
+    """Capitalised words opening a sentence that are probably no name ("Taking care")."""
+    first = name.split()[0].lower()
+    return "'" in first or "’" in first or first.endswith(("ing", "ed", "ly")) or first in OPENERS
+
+
+def _excluded(name: str, excluded: set[str]) -> bool:
+    lower = name.lower()
+    return lower in excluded or (len(lower) >= 3 and any(e.startswith(lower) for e in excluded))
+
+
+def names(text: str, exclude: Iterable[str] = ()) -> list[str]:
+    """Capitalised names in ``text`` (no stopwords, months, "I", or sentence openers)."""
+    excluded = {e.lower() for e in exclude}
+    found: list[str] = []
+    for match in _NAME.finditer(text):
+        name = re.sub(r"['’]s$", "", match.group(0).rstrip("'’-"))
+        first = name.split()[0]
+        if first.lower() in STOPWORDS or first in _NOT_NAMES or _excluded(name, excluded):
+            continue
+        if match.start() == 0 and (" " not in name or _opening_word(name)):
+            continue
+        if len(name) > 1 and name not in found:
+            found.append(name)
+    return found
+
+
+def caption_of(content: str, metadata: Mapping[str, Any]) -> tuple[str, str | None]:
+    """Split a shared image's caption off a message: metadata first, then "[image: …]"."""
+    match = _CAPTION_IN_TEXT.search(content)
+    text = _CAPTION_IN_TEXT.sub(" ", content).strip() if match else content
+    for key in _CAPTION_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return text, value.strip()
+    return text, match.group(1).strip() if match else None
+
+
+def is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+def ensure_period(sentence: str) -> str:
+    sentence = sentence.strip()
+    return sentence if sentence[-1:] in ".!?…" else sentence + "."

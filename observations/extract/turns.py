@@ -1,0 +1,116 @@
+"""A session's conversational turns, split into sentences and rendered self-contained."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+from observations.extract.base import SessionEvent, SessionInput
+from observations.extract.dates import ResolvedDate
+from observations.extract.rewrite import render
+from observations.extract.text import (
+    caption_of,
+    content_words,
+    is_question,
+    names,
+    split_sentences,
+    strip_filler,
+)
+
+CONVERSATIONAL_ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One sentence of a turn: as written, and rendered with names and absolute dates."""
+
+    index: int
+    text: str  # leading filler stripped
+    rendered: str
+    dates: tuple[ResolvedDate, ...]
+    words: tuple[str, ...]  # content words, lower-case
+    names: tuple[str, ...]  # capitalised names other than the speaker's
+
+    @property
+    def question(self) -> bool:
+        return is_question(self.text)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A user or assistant event with its speaker, addressee and sentences."""
+
+    event: SessionEvent
+    addressee: str | None
+    text: str  # the content without an inline image caption
+    caption: str | None
+
+    @property
+    def speaker(self) -> str:
+        return self.event.speaker
+
+    @cached_property
+    def sentences(self) -> tuple[Sentence, ...]:
+        found = []
+        for index, raw in enumerate(split_sentences(self.text)):
+            text = strip_vocative(strip_filler(raw), self.addressee)
+            if not text:
+                continue
+            rendered, dates = render(text, self.speaker, self.addressee, self.event.occurred_at)
+            found.append(
+                Sentence(
+                    index,
+                    text,
+                    rendered,
+                    dates,
+                    tuple(content_words(text)),
+                    tuple(names(text, exclude=(self.speaker,))),
+                )
+            )
+        return tuple(found)
+
+
+def strip_vocative(sentence: str, addressee: str | None) -> str:
+    """Drop a leading or trailing form of address ("Mel, …", "…, Caroline!")."""
+    if not addressee or not sentence:
+        return sentence
+    leading, trailing = _vocatives(addressee)
+    sentence = trailing.sub("", leading.sub("", sentence)).strip()
+    return sentence[:1].upper() + sentence[1:]
+
+
+@lru_cache(maxsize=256)
+def _vocatives(addressee: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Patterns for the addressee's name or nickname ("Mel" for Melanie) as a vocative."""
+    first = re.escape(addressee.split()[0][:3])
+    name = rf"(?:{first}[a-z]*|{re.escape(addressee)})"
+    return re.compile(rf"^{name}\s*[,!.:]+\s*"), re.compile(rf",\s*{name}\s*(?=[.!?]*$)")
+
+
+def _addressee(events: list[SessionEvent], position: int) -> str | None:
+    """The participant a turn answers: the nearest earlier other speaker, else a later one."""
+    me = events[position].actor_id
+    for other in (*reversed(events[:position]), *events[position + 1 :]):
+        if other.actor_id != me:
+            return other.speaker
+    return None
+
+
+def build_turns(session: SessionInput) -> tuple[Turn, ...]:
+    """The session's user and assistant events as turns, in session order."""
+    ordered = sorted(session.events, key=lambda e: (e.seq, e.id))
+    events = [e for e in ordered if e.role in CONVERSATIONAL_ROLES]
+    turns = []
+    for position, event in enumerate(events):
+        text, caption = caption_of(event.content, event.metadata)
+        turns.append(Turn(event, _addressee(events, position), text, caption))
+    return tuple(turns)
+
+
+def participants(turns: tuple[Turn, ...]) -> list[str]:
+    seen: list[str] = []
+    for turn in turns:
+        if turn.speaker not in seen:
+            seen.append(turn.speaker)
+    return seen

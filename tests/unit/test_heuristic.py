@@ -1,0 +1,386 @@
+"""The heuristic extractor: user facts, episodic restatements, provenance, determinism."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from observations.extract.base import (
+    EPISODIC,
+    FACT_KINDS,
+    KINDS,
+    Extracted,
+    SessionEvent,
+    SessionInput,
+)
+from observations.extract.heuristic import HeuristicExtractor
+
+# Monday 8 May 2023, 13:56 UTC.
+START = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me|mine|myself)\b", re.IGNORECASE)
+PEOPLE = {"caroline": "Caroline", "melanie": "Melanie"}
+
+
+def session(lines: Sequence[tuple[str, str]], session_id: int = 1) -> SessionInput:
+    """A LoCoMo-style chat: (actor id, text) pairs, both speakers users, a minute apart."""
+    events = [
+        SessionEvent(
+            id=100 + i,
+            seq=i,
+            role="user",
+            actor_id=actor,
+            actor_name=PEOPLE.get(actor, actor),
+            content=text,
+            occurred_at=START + timedelta(minutes=i),
+        )
+        for i, (actor, text) in enumerate(lines)
+    ]
+    return SessionInput("tenant", session_id, "chat-1", START, events[-1].occurred_at, events)
+
+
+def extract(lines: Sequence[tuple[str, str]]) -> list[Extracted]:
+    return list(HeuristicExtractor().extract(session(lines)).items)
+
+
+def only(items: list[Extracted], key: str) -> Extracted:
+    matching = [i for i in items if i.key == key]
+    assert len(matching) == 1, (key, [i.key for i in items])
+    return matching[0]
+
+
+def assert_self_contained(item: Extracted, name: str) -> None:
+    assert not FIRST_PERSON.search(item.statement), item.statement
+    assert name in item.statement, item.statement
+
+
+CHAT = [
+    ("caroline", "Hey Mel! My sister Anna just moved to Boston with her husband."),
+    ("melanie", "Oh nice! I love jazz, by the way. I went to a jazz bar downtown last Friday."),
+    ("caroline", "I tried sushi for the first time at a tiny place near the harbour."),
+    ("melanie", "I'm really good at baking bread, and I've been painting for 10 years."),
+    ("caroline", "My goal is to run a marathon before I turn forty."),
+    ("melanie", "I'm allergic to peanuts, so I never order pad thai."),
+    ("caroline", "I work as a nurse at the children's hospital."),
+    ("melanie", "I got married last May! It was a small wedding by the lake."),
+]
+
+
+def test_extracts_sister_as_relationship_with_her_name() -> None:
+    item = only(extract(CHAT), "relationship:sister:anna")
+    assert item.kind == "relationship"
+    assert item.owner_type == "user" and item.owner_id == "caroline"
+    assert item.statement == "Caroline's sister Anna just moved to Boston with her husband."
+    assert item.fields["persons"] == ["Anna"]
+    assert item.fields["location"] == "Boston"
+    assert item.source_event_ids == (100,)
+
+
+def test_extracts_a_liking_as_preference_of_the_speaker() -> None:
+    item = only(extract(CHAT), "preference:jazz")
+    assert item.kind == "preference"
+    assert item.owner_id == "melanie"
+    assert item.fields["polarity"] == "positive"
+    assert_self_contained(item, "Melanie")
+
+
+def test_extracts_dated_outing_as_event_with_absolute_date() -> None:
+    item = only(extract(CHAT), "event:2023-05-05:jazz-bar-downtown")
+    assert item.statement == "Melanie went to a jazz bar downtown on 5 May 2023."
+    assert item.fields["event_time"] == "2023-05-05"
+    assert item.valid_from == datetime(2023, 5, 5, tzinfo=UTC)
+    assert item.source_event_ids == (101,)
+
+
+def test_extracts_undated_first_time_as_experience() -> None:
+    items = extract(CHAT)
+    (item,) = [i for i in items if i.kind == "experience"]
+    assert item.key.startswith("experience:sushi")
+    assert item.statement.startswith("Caroline tried sushi for the first time")
+    assert item.valid_from == START + timedelta(minutes=2)
+
+
+def test_extracts_skills_from_good_at_and_years_of_practice() -> None:
+    items = extract(CHAT)
+    baking = only(items, "skill:baking-bread")
+    painting = only(items, "skill:painting")
+    assert baking.kind == painting.kind == "skill"
+    assert_self_contained(baking, "Melanie")
+    assert "Melanie has been painting for 10 years" in painting.statement
+
+
+def test_extracts_goal_from_my_goal_is() -> None:
+    item = only(extract(CHAT), "goal:run-marathon-turn")
+    assert item.kind == "goal"
+    assert item.statement == "Caroline's goal is to run a marathon before Caroline turns forty."
+
+
+def test_extracts_allergy_as_constraint() -> None:
+    item = only(extract(CHAT), "constraint:allergy:peanut")
+    assert item.kind == "constraint"
+    assert item.fields["object"] == "peanuts"
+    assert_self_contained(item, "Melanie")
+
+
+def test_extracts_occupation_as_identity() -> None:
+    item = only(extract(CHAT), "identity:occupation")
+    assert item.kind == "identity"
+    assert item.owner_id == "caroline"
+    assert item.statement == "Caroline works as a nurse at the children's hospital."
+
+
+def test_extracts_wedding_last_may_as_event_in_previous_year() -> None:
+    item = only(extract(CHAT), "event:2022-05:married")
+    assert item.kind == "event"
+    assert item.statement == "Melanie got married in May 2022!"
+    assert item.fields["event_time"] == "2022-05"
+    assert item.valid_from == datetime(2022, 5, 1, tzinfo=UTC)
+
+
+def test_every_fact_kind_is_covered_by_the_sample_chat() -> None:
+    kinds = {i.kind for i in extract(CHAT)}
+    assert set(FACT_KINDS) <= kinds
+
+
+def test_fact_statements_name_the_speaker_instead_of_first_person() -> None:
+    for item in extract(CHAT):
+        if item.kind in FACT_KINDS:
+            assert_self_contained(item, PEOPLE[item.owner_id])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My favorite drink is a flat white.",
+        "My preferred drink is a flat white.",
+        "I like to drink flat whites.",
+        "I love drinking flat whites.",
+    ],
+)
+def test_drink_preferences_share_one_key_whatever_the_phrasing(text: str) -> None:
+    (item,) = [i for i in extract([("melanie", text)]) if i.kind == "preference"]
+    assert item.key == "preference:drink"
+
+
+def test_future_plan_with_date_is_an_event_valid_from_when_it_was_said() -> None:
+    item = only(
+        extract([("melanie", "I'm going to a concert next Friday with my husband.")]),
+        "event:2023-05-12:concert-husband",
+    )
+    assert item.statement == "Melanie is going to a concert on 12 May 2023 with Melanie's husband."
+    assert item.valid_from == START
+
+
+def test_identity_patterns_cover_origin_gender_and_age() -> None:
+    items = extract(
+        [("caroline", "I'm from Sweden. I'm a transgender woman and I'm 31 years old.")]
+    )
+    assert only(items, "identity:origin").fields["location"] == "Sweden"
+    assert only(items, "identity:gender").fields["object"] == "transgender woman"
+    assert only(items, "identity:age").fields["object"] == "31"
+
+
+def test_dietary_rules_and_inabilities_are_constraints() -> None:
+    items = extract([("melanie", "I'm vegetarian and I don't eat fish. I can't drive at night.")])
+    assert {"constraint:diet", "constraint:diet:fish", "constraint:drive-night"} <= {
+        i.key for i in items
+    }
+
+
+def test_conversational_reactions_are_not_preferences() -> None:
+    items = extract([("melanie", "I love that! I love your painting. I can't wait to see it.")])
+    assert [i.kind for i in items if i.kind in FACT_KINDS] == []
+
+
+def test_questions_state_no_facts() -> None:
+    items = extract([("caroline", "Do you like jazz? Have you ever been to Boston?")])
+    assert [i for i in items if i.kind in FACT_KINDS] == []
+
+
+def test_substantive_turn_without_facts_becomes_episodic_restatement() -> None:
+    lines = [
+        ("caroline", "How did the exhibition go?"),
+        ("melanie", "The support group has made me feel accepted and given me courage."),
+    ]
+    item = only(extract(lines), "episodic:101")
+    assert item.kind == EPISODIC
+    assert item.statement == (
+        "On 8 May 2023, Melanie said to Caroline: The support group has made Melanie feel "
+        "accepted and given Melanie courage."
+    )
+    assert item.owner_id == "melanie"
+    assert item.source_event_ids == (101,)
+
+
+def test_episodic_restatement_resolves_relative_dates_and_second_person() -> None:
+    lines = [
+        ("caroline", "Your garden pictures were lovely."),
+        ("melanie", "Thanks, Caroline! You inspired me to plant tomatoes last weekend, honestly."),
+    ]
+    item = only(extract(lines), "episodic:101")
+    assert "Caroline inspired Melanie to plant tomatoes on the weekend of 6-7 May 2023" in (
+        item.statement
+    )
+    assert item.fields["event_time"] == "2023-05-06/2023-05-07"
+
+
+def test_small_talk_gets_no_episodic_item() -> None:
+    items = extract([("caroline", "Hey Mel!"), ("melanie", "Thanks, see you soon!")])
+    assert [i for i in items if i.kind == EPISODIC] == []
+
+
+def test_shared_photo_caption_is_restated() -> None:
+    event = SessionEvent(
+        7, 0, "user", "melanie", "Melanie", "Look!", START, {"image_caption": "a lake at sunrise"}
+    )
+    source = SessionInput("tenant", 1, "chat-1", START, START, [event])
+    items = HeuristicExtractor().extract(source).items
+    item = only(list(items), "episodic:7")
+    assert (
+        item.statement == "On 8 May 2023, Melanie said: Melanie shared a photo: a lake at sunrise."
+    )
+
+
+def test_same_key_twice_keeps_the_later_fact_and_restates_the_earlier() -> None:
+    lines = [
+        ("melanie", "My favorite drink is a flat white, always has been since college."),
+        ("melanie", "These days I like to drink green tea in the evening."),
+    ]
+    items = extract(lines)
+    drink = only(items, "preference:drink")
+    assert drink.source_event_ids == (101,)
+    assert "flat white" in only(items, "episodic:100").statement
+
+
+def test_group_chat_facts_belong_to_each_speaker() -> None:
+    lines = [("caroline", "I love hiking."), ("melanie", "I love hiking too.")]
+    owners = sorted(i.owner_id for i in extract(lines) if i.key == "preference:hiking")
+    assert owners == ["caroline", "melanie"]
+
+
+def test_same_input_gives_same_output() -> None:
+    first = HeuristicExtractor().extract(session(CHAT))
+    second = HeuristicExtractor().extract(session(CHAT))
+    assert first == second
+    assert (first.extractor, first.version) == ("heuristic", "1")
+
+
+def test_event_order_in_the_input_does_not_matter() -> None:
+    ordered = session(CHAT)
+    shuffled_events = list(ordered.events)
+    random.Random(4).shuffle(shuffled_events)
+    shuffled = SessionInput(
+        "tenant", 1, "chat-1", ordered.started_at, ordered.ended_at, shuffled_events
+    )
+    assert HeuristicExtractor().extract(shuffled) == HeuristicExtractor().extract(ordered)
+
+
+WORDS = [
+    "I",
+    "my",
+    "me",
+    "we",
+    "you",
+    "your",
+    "love",
+    "like",
+    "went",
+    "yesterday",
+    "last",
+    "week",
+    "next",
+    "Friday",
+    "sister",
+    "dog",
+    "paint",
+    "hiking",
+    "tea",
+    "can't",
+    "allergic",
+    "to",
+    "peanuts",
+    "nurse",
+    "work",
+    "as",
+    "from",
+    "Sweden",
+    "goal",
+    "is",
+    "want",
+    "plan",
+    "married",
+    "in",
+    "2019",
+    "ago",
+    "two",
+    "years",
+    "tried",
+    "sushi",
+    "good",
+    "at",
+    "speak",
+    "French",
+    "favorite",
+    "drink",
+    "coffee",
+    "Anna",
+    "Boston",
+    ".",
+    ",",
+    "!",
+    "?",
+    ";",
+    "-",
+    "the",
+    "a",
+    "and",
+    "but",
+    "so",
+    "error",
+    "failed",
+    "timeout",
+    "ok",
+]
+ROLES = ("user", "assistant", "tool_call", "tool_result", "system", "file")
+METADATA = st.sampled_from(
+    [{}, {"tool": "search", "status": "ok"}, {"tool": "search", "status": "error"}, {"ok": False}]
+)
+TEXT = st.one_of(
+    st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join),
+    st.text(max_size=60),
+)
+EVENT = st.tuples(st.sampled_from(ROLES), st.sampled_from(["u1", "u2", "bot"]), TEXT, METADATA)
+
+
+def random_session(rows: list[tuple[str, str, str, dict[str, object]]]) -> SessionInput:
+    events = [
+        SessionEvent(
+            1000 + i, i, role, actor, actor.upper(), text, START + timedelta(minutes=i), meta
+        )
+        for i, (role, actor, text, meta) in enumerate(rows)
+    ]
+    end = events[-1].occurred_at if events else START
+    return SessionInput("tenant", 9, "chat-9", START, end, events)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVENT, max_size=12))
+def test_every_item_has_provenance_within_the_session(
+    rows: list[tuple[str, str, str, dict[str, object]]],
+) -> None:
+    source = random_session(rows)
+    event_ids = {e.id for e in source.events}
+    items = HeuristicExtractor().extract(source).items
+    for item in items:
+        assert item.source_event_ids, item
+        assert set(item.source_event_ids) <= event_ids, item
+        assert item.kind in KINDS
+        assert item.statement.strip()
+        assert 0.0 <= item.confidence <= 1.0 and 0.0 <= item.importance <= 1.0
+    owner_keys = [(i.owner_type, i.owner_id, i.key) for i in items]
+    assert len(owner_keys) == len(set(owner_keys))

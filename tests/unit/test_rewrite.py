@@ -1,0 +1,106 @@
+"""Self-contained statements: pronouns become names, and keys normalise phrasings."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from observations.extract.keys import relationship_key, topic
+from observations.extract.rewrite import PersonRewriter, render, third_person
+
+ANCHOR = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("said", "rewritten"),
+    [
+        ("I love my sister.", "Caroline loves Caroline's sister."),
+        ("I'm tired and I've had enough.", "Caroline is tired and Caroline has had enough."),
+        ("I really enjoy it, I guess.", "Caroline really enjoys it, Caroline guesses."),
+        ("I don't eat meat.", "Caroline doesn't eat meat."),
+        ("I'd love to go. I'd been there.", "Caroline would love to go. Caroline had been there."),
+        ("Did I tell you? Do you know?", "Did Caroline tell Melanie? Does Melanie know?"),
+        ("Are you coming? Am I late?", "Is Melanie coming? Is Caroline late?"),
+        ("I know you love jazz.", "Caroline knows Melanie loves jazz."),
+        ("Thank you! Your dog is cute.", "Thank Melanie! Melanie's dog is cute."),
+        (
+            "We adopted a puppy for our kids.",
+            "Caroline and others adopted a puppy for Caroline's kids.",
+        ),
+        (
+            "You're the best and you've helped me.",
+            "Melanie is the best and Melanie has helped Caroline.",
+        ),
+        ("I try, I watch, I fix.", "Caroline tries, Caroline watches, Caroline fixes."),
+        ("I wanna help.", "Caroline wants to help."),
+    ],
+)
+def test_rewrites_first_and_second_person_into_names(said: str, rewritten: str) -> None:
+    assert PersonRewriter("Caroline", "Melanie").rewrite(said) == rewritten
+
+
+def test_second_person_stays_when_nobody_is_addressed() -> None:
+    assert PersonRewriter("Caroline", None).rewrite("I told you.") == "Caroline told you."
+
+
+def test_render_rewrites_dates_and_pronouns_together() -> None:
+    text, dates = render("Yesterday I met my friend.", "Caroline", "Melanie", ANCHOR)
+    assert text == "On 7 May 2023 Caroline met Caroline's friend."
+    assert [d.iso for d in dates] == ["2023-05-07"]
+
+
+@pytest.mark.parametrize(
+    ("verb", "third"),
+    [
+        ("love", "loves"),
+        ("try", "tries"),
+        ("watch", "watches"),
+        ("go", "goes"),
+        ("play", "plays"),
+        ("went", "went"),
+        ("can", "can"),
+        ("have", "has"),
+        ("miss", "misses"),
+        ("need", "needs"),
+    ],
+)
+def test_third_person_of_base_verbs(verb: str, third: str) -> None:
+    assert third_person(verb) == third
+
+
+@pytest.mark.parametrize(
+    ("phrase", "verbal", "expected"),
+    [
+        ("to drink green tea", False, "drink"),
+        ("drinking coffee", False, "drink"),
+        ("listening to Bach", False, "music"),
+        ("playing guitar", False, "guitar"),
+        ("painting", False, "painting"),
+        ("paint landscapes", True, "painting"),
+        ("hike", True, "hiking"),
+        ("the beach", False, "beach"),
+        ("watching old movies", False, "old-movie"),
+    ],
+)
+def test_topic_normalises_activities_and_categories(
+    phrase: str, verbal: bool, expected: str
+) -> None:
+    assert topic(phrase, verbal) == expected
+
+
+@pytest.mark.parametrize(
+    ("role", "name", "key"),
+    [
+        ("Mom", None, "relationship:mother"),
+        ("wife", "Sarah", "relationship:wife"),
+        ("friend", "Bob", "relationship:friend:bob"),
+        ("kids", None, "relationship:child"),
+        ("puppy", "Pixie", "relationship:dog:pixie"),
+        ("best friend", None, "relationship:best-friend"),
+    ],
+)
+def test_relationship_keys_name_only_roles_held_more_than_once(
+    role: str, name: str | None, key: str
+) -> None:
+    assert relationship_key(role, name) == key
