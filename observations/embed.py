@@ -1,0 +1,100 @@
+"""Embedders behind one protocol, and the text that is actually embedded.
+
+`make_embedder("local" | "openai" | "hash", **kwargs)` builds one from explicit arguments
+(ops reads the settings); `contextualize` builds the embedded text, identically at write
+time (an entry) and query time (a question), so both land in the same region of the space.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any
+
+from observations.embed_base import (
+    Embedder,
+    EmbedderError,
+    EmbeddingEndpointFailed,
+    ModelFileInvalid,
+    Vectors,
+    l2_normalize,
+)
+from observations.embed_hash import HashEmbedder
+from observations.embed_local import LocalEmbedder, ModelFiles, default_model_files
+from observations.embed_openai import OpenAIEmbedder
+
+__all__ = [
+    "Embedder",
+    "EmbedderError",
+    "EmbeddingEndpointFailed",
+    "HashEmbedder",
+    "LocalEmbedder",
+    "ModelFileInvalid",
+    "ModelFiles",
+    "OpenAIEmbedder",
+    "Vectors",
+    "contextualize",
+    "default_model_files",
+    "l2_normalize",
+    "make_embedder",
+]
+
+_FACTORIES: dict[str, Callable[..., Embedder]] = {
+    "local": LocalEmbedder,
+    "openai": OpenAIEmbedder,
+    "hash": HashEmbedder,
+}
+
+
+def make_embedder(name: str, **kwargs: Any) -> Embedder:
+    """The embedder called `name`, built with `kwargs` (its constructor's arguments)."""
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        raise EmbedderError("unknown embedder", name=name, known=sorted(_FACTORIES))
+    return factory(**kwargs)
+
+
+_SPACE = re.compile(r"\s+")
+_BRACKETS = str.maketrans("", "", "[]")
+
+
+def contextualize(
+    statement: str,
+    *,
+    owner: str | None,
+    when: datetime | date | None,
+    kind: str | None,
+    topic: str | None,
+) -> str:
+    """The text embedded for `statement`: its context as a fixed prefix, then the statement.
+
+    Format (version 1; changing it means re-embedding every stored vector)::
+
+        [owner: <owner>] [date: <YYYY-MM-DD>] [kind: <kind>] [topic: <topic>] <statement>
+
+    Fields always appear in this order; an absent (None or blank) field is left out
+    entirely, so a query that knows only the owner reads ``[owner: Alice] <question>``.
+    Field values have runs of whitespace collapsed to one space and square brackets
+    removed; `when` contributes its calendar date as given (a datetime is not converted
+    to another timezone: pass the same timezone at write and query time). The statement
+    is only stripped. A blank statement is a ValueError.
+    """
+    text = statement.strip()
+    if not text:
+        raise ValueError("cannot contextualize an empty statement")
+    day = when.date() if isinstance(when, datetime) else when
+    fields = (
+        ("owner", owner),
+        ("date", day.isoformat() if day is not None else None),
+        ("kind", kind),
+        ("topic", topic),
+    )
+    prefix = [f"[{name}: {clean}]" for name, value in fields if (clean := _clean(value))]
+    return " ".join([*prefix, text])
+
+
+def _clean(value: str | None) -> str:
+    if value is None:
+        return ""
+    return _SPACE.sub(" ", value.translate(_BRACKETS)).strip()
