@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ops.bench.common import scratch_database
+from ops.bench.common import bench_conn, scratch_database
 from ops.bench.ingest import run_ingest
 from ops.cli import Context, cli, pass_ctx
 from ops.runtime import wall_clock
@@ -48,4 +48,27 @@ def bench_ingest(ctx: Context, events: int, batch_size: int, channels: int, writ
         f"{figures.events_per_second:,.0f} events/s (batch {batch_size}, {channels} channels, "
         f"{writers} writer(s)); sessions closed {figures.sessions_closed}; "
         f"peak RSS {figures.peak_rss_mib:.0f} MiB"
+    )
+
+
+@bench.command("build")
+@click.option("--sessions", default=300, show_default=True, type=click.IntRange(1))
+@pass_ctx
+def bench_build(ctx: Context, sessions: int) -> None:
+    """Sessions/s of the heuristic extractor (no embeddings), embedding sentences/s, and
+    end-to-end sessions/s of build_session with the configured embedder."""
+    from ops.bench.build import run_build
+    from ops.components import make_build_config
+
+    s = ctx.settings
+    config = make_build_config(s)
+    services = running_services(s.home, s.database_url, s.redis_url, redis=False)
+    with services as urls, scratch_database(urls.database_url) as url, bench_conn(url) as conn:
+        f = run_build(conn, config, config.embedder, sessions=sessions, now=wall_clock())
+    click.echo(
+        f"build: {f.sessions} sessions, {f.items_per_session:.1f} items/session\n"
+        f"  heuristic extract + gates (no embeddings): {f.extract_sessions_per_s:,.0f} sessions/s\n"
+        f"  embedding ({config.embedder.model}): {f.embed_sentences_per_s:,.0f} sentences/s\n"
+        f"  end to end (DB + extract + embed + write): {f.e2e_sessions_per_s:,.1f} sessions/s\n"
+        f"  peak RSS {f.peak_rss_mib:.0f} MiB"
     )
