@@ -22,26 +22,36 @@ SELECT id, channel_id, started_at, last_event_at, event_count, participants
 SELECT nextval(pg_get_serial_sequence('memory_sessions', 'id')) AS id
   FROM generate_series(1, %(n)s);
 
--- name: insert_session
+-- name: insert_sessions
+-- One statement per batch: participants travel as one JSON array per session.
 INSERT INTO memory_sessions
        (tenant_id, id, channel_id, status, started_at, last_event_at, ended_at,
         opened_at, closed_at, close_reason, event_count, participants)
 OVERRIDING SYSTEM VALUE
-VALUES (%(tenant_id)s, %(id)s, %(channel_id)s, %(status)s, %(started_at)s, %(last_event_at)s,
-        %(ended_at)s, %(now)s, %(closed_at)s, %(close_reason)s, %(event_count)s,
-        %(participants)s);
+SELECT %(tenant_id)s, v.id, v.channel_id, v.status, v.started_at, v.last_event_at, v.ended_at,
+       %(now)s, v.closed_at, v.close_reason, v.event_count,
+       ARRAY(SELECT jsonb_array_elements_text(v.participants))
+  FROM unnest(%(ids)s::bigint[], %(channel_ids)s::text[], %(statuses)s::text[],
+              %(started_at)s::timestamptz[], %(last_event_at)s::timestamptz[],
+              %(ended_at)s::timestamptz[], %(closed_at)s::timestamptz[],
+              %(close_reasons)s::text[], %(event_counts)s::int[], %(participants)s::jsonb[])
+       AS v (id, channel_id, status, started_at, last_event_at, ended_at, closed_at,
+             close_reason, event_count, participants);
 
--- name: update_open_session
-UPDATE memory_sessions
-   SET started_at = %(started_at)s,
-       last_event_at = %(last_event_at)s,
-       event_count = %(event_count)s,
-       participants = %(participants)s,
-       status = %(status)s,
-       ended_at = %(ended_at)s,
-       closed_at = %(closed_at)s,
-       close_reason = %(close_reason)s
- WHERE tenant_id = %(tenant_id)s AND id = %(id)s;
+-- name: update_sessions
+UPDATE memory_sessions s
+   SET started_at = v.started_at, last_event_at = v.last_event_at,
+       event_count = v.event_count,
+       participants = ARRAY(SELECT jsonb_array_elements_text(v.participants)),
+       status = v.status, ended_at = v.ended_at, closed_at = v.closed_at,
+       close_reason = v.close_reason
+  FROM unnest(%(ids)s::bigint[], %(channel_ids)s::text[], %(statuses)s::text[],
+              %(started_at)s::timestamptz[], %(last_event_at)s::timestamptz[],
+              %(ended_at)s::timestamptz[], %(closed_at)s::timestamptz[],
+              %(close_reasons)s::text[], %(event_counts)s::int[], %(participants)s::jsonb[])
+       AS v (id, channel_id, status, started_at, last_event_at, ended_at, closed_at,
+             close_reason, event_count, participants)
+ WHERE s.tenant_id = %(tenant_id)s AND s.id = v.id;
 
 -- name: create_event_stage
 -- Per-connection staging table: COPY is not allowed into a table under row-level

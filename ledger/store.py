@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from psycopg.types.json import Jsonb
+
 from ledger.db import LEDGER_LOCK, Conn, tenant_scope
 from ledger.errors import SessionNotFound
 from ledger.events import EventIn, Limits, parse_events
@@ -150,7 +152,7 @@ def _write(
             sessions.append(
                 _session_row(tenant_id, sid, channel, run, members, events, stored, now)
             )
-    _store_sessions(conn, sessions)
+    _store_sessions(conn, tenant_id, now, sessions)
     _insert_events(conn, tenant_id, event_rows, now)
     return opened, closed, session_of
 
@@ -199,15 +201,34 @@ def _session_row(
     }
 
 
-def _store_sessions(conn: Conn, sessions: list[dict[str, Any]]) -> None:
-    updates = [s for s in sessions if not s["is_new"]]
-    inserts = [s for s in sessions if s["is_new"]]
-    with conn.cursor() as cur:
-        # Close (or extend) existing open sessions before new ones open on the same channel.
-        if updates:
-            cur.executemany(Q["update_open_session"], updates)
-        if inserts:
-            cur.executemany(Q["insert_session"], inserts)
+def _store_sessions(
+    conn: Conn, tenant_id: str, now: datetime, sessions: list[dict[str, Any]]
+) -> None:
+    # Close (or extend) existing open sessions before new ones open on the same channel.
+    for name, is_new in (("update_sessions", False), ("insert_sessions", True)):
+        rows = [s for s in sessions if s["is_new"] is is_new]
+        if rows:
+            conn.execute(Q[name], _session_arrays(tenant_id, now, rows), binary=True)
+
+
+def _session_arrays(tenant_id: str, now: datetime, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def col(key: str) -> list[Any]:
+        return [r[key] for r in rows]
+
+    return {
+        "tenant_id": tenant_id,
+        "now": now,
+        "ids": col("id"),
+        "channel_ids": col("channel_id"),
+        "statuses": col("status"),
+        "started_at": col("started_at"),
+        "last_event_at": col("last_event_at"),
+        "ended_at": col("ended_at"),
+        "closed_at": col("closed_at"),
+        "close_reasons": col("close_reason"),
+        "event_counts": col("event_count"),
+        "participants": [Jsonb(p) for p in col("participants")],
+    }
 
 
 def _insert_events(
