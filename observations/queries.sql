@@ -14,7 +14,14 @@ SELECT id, seq, role, actor_id, actor_name, content, occurred_at, external_id, m
  ORDER BY occurred_at, seq;
 
 -- name: delete_observations
-DELETE FROM memory_observations WHERE tenant_id = %(tenant_id)s AND session_id = %(session_id)s;
+-- A rebuild replaces the session's observations, and their lineage links with them.
+WITH gone AS (
+    DELETE FROM memory_observations
+     WHERE tenant_id = %(tenant_id)s AND session_id = %(session_id)s
+    RETURNING id)
+DELETE FROM memory_links l
+ USING gone
+ WHERE l.tenant_id = %(tenant_id)s AND l.src_type = 'observation' AND l.src_id = gone.id;
 
 -- name: insert_observation
 INSERT INTO memory_observations

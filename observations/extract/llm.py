@@ -24,6 +24,11 @@ no LLM fact cites (information no fact captured). Any failure — connection err
 timeout, HTTP error, invalid JSON, schema violation, no usable fact in the whole session
 — returns the fallback's own extraction (its name and version) with ``fallback_reason``
 set, e.g. ``"llm_unreachable: Connection error. …"``. Nothing here reads the environment.
+
+Construction: ``LLMExtractor(base_url=..., model=..., response_format="json_object",
+fallback=HeuristicExtractor())`` (any ``LLMConfig`` field as a keyword), or
+``LLMExtractor(LLMConfig(...), fallback=...)``; ``sleep`` replaces ``time.sleep`` for the
+backoff (tests pass a recorder).
 """
 
 from __future__ import annotations
@@ -109,15 +114,16 @@ class LLMConfig:
 
 def _failure(exc: openai.APIError, base_url: str) -> tuple[LLMReplyError, bool]:
     """The reply error for a client exception, and whether a retry may help."""
+    said = " ".join(str(exc).split())[:120]
     if isinstance(exc, openai.APITimeoutError):
-        return LLMReplyError("llm_timeout", f"{exc} ({base_url})"), True
+        return LLMReplyError("llm_timeout", f"{said} ({base_url})"), True
     if isinstance(exc, openai.APIConnectionError):
-        return LLMReplyError("llm_unreachable", f"{exc} ({base_url})"), True
+        return LLMReplyError("llm_unreachable", f"{said} ({base_url})"), True
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retry = status >= 500 or status in _RETRYABLE_STATUS
-        return LLMReplyError("llm_http_error", f"HTTP {status}: {exc.message}"), retry
-    return LLMReplyError("llm_error", f"{type(exc).__name__}: {exc}"), False
+        return LLMReplyError("llm_http_error", f"HTTP {status}: {exc.message[:120]}"), retry
+    return LLMReplyError("llm_error", f"{type(exc).__name__}: {said}"), False
 
 
 def _message(response: Any) -> tuple[str | None, str | None]:
@@ -159,11 +165,17 @@ class LLMExtractor:
 
     def __init__(
         self,
-        config: LLMConfig,
-        fallback: Extractor,
+        config: LLMConfig | None = None,
         *,
+        fallback: Extractor,
         sleep: Callable[[float], None] = time.sleep,
+        **settings: Any,
     ) -> None:
+        """Either a ready ``config`` or its fields as keywords (``base_url=…, model=…``)."""
+        if config is None:
+            config = LLMConfig(**settings)
+        elif settings:
+            raise LLMConfigError("pass either config or its fields", fields=sorted(settings))
         self.config = config
         self.fallback = fallback
         self.version = f"{PROMPT_VERSION}+{config.model}"
@@ -174,6 +186,10 @@ class LLMExtractor:
             timeout=config.timeout,
             max_retries=0,  # retries are ours: counted, backed off, injectable sleep
         )
+
+    def close(self) -> None:
+        """Release the HTTP connections of the client."""
+        self._client.close()
 
     def extract(self, session: SessionInput) -> Extraction:
         base = self.fallback.extract(session)

