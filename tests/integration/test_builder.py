@@ -1,0 +1,619 @@
+"""The observation builder on a real PostgreSQL: provenance back to real events, lineage
+and history rows, idempotent rebuilds, new build versions, failures that write nothing,
+the retry queue, locking between builders, and tenant isolation.
+
+The bundled sample transcript (two users, one assistant, five sessions over a month,
+tool calls included) is appended through the ledger, closed by the idle sweep, and built
+with the heuristic extractor and the deterministic hash embedder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pytest
+from psycopg import sql
+
+from ledger import SessionNotFound, append, list_sessions, sweep_idle
+from ledger.db import Conn, connect
+from observations.builder import (
+    BuildConfig,
+    BuildOutcome,
+    SessionNotClosed,
+    build_session,
+    list_entries,
+    record_failure,
+    sessions_to_build,
+    waiting_builds,
+)
+from observations.embed import HashEmbedder, Vectors, contextualize, make_embedder
+from observations.extract.base import (
+    FACT_KINDS,
+    SESSION_SUMMARY,
+    Extracted,
+    Extraction,
+    SessionInput,
+)
+from observations.extract.heuristic import HeuristicExtractor
+from observations.gates import GATES
+
+NOW = datetime(2025, 10, 7, tzinfo=UTC)  # after the sample's last event (6 Oct, 18:33 UTC)
+LATER = NOW + timedelta(days=1)
+BACKOFF = timedelta(seconds=30)
+TABLES = (
+    "memory_sessions",
+    "memory_observations",
+    "memory_entries",
+    "memory_links",
+    "memory_entry_history",
+)
+Row = dict[str, Any]
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def new_tenant() -> str:
+    return f"tb-{uuid.uuid4().hex[:10]}"
+
+
+def sample_events() -> list[Row]:
+    text = resources.files("ops").joinpath("samples/sample.jsonl").read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def ingest_sample(conn: Conn, tenant: str, *, sweep: bool = True) -> list[Row]:
+    """Append the sample transcript; the idle sweep closes the sessions still open."""
+    result = append(conn, tenant, sample_events(), now=NOW)
+    assert result.accepted == len(sample_events())
+    if sweep:
+        sweep_idle(conn, now=NOW, tenant_id=tenant)
+    return list_sessions(conn, tenant)
+
+
+def hash_config() -> BuildConfig:
+    return BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
+
+
+def build_all(conn: Conn, tenant: str, config: BuildConfig) -> dict[int, BuildOutcome]:
+    return {
+        s["id"]: build_session(conn, tenant, s["id"], config, now=NOW)
+        for s in list_sessions(conn, tenant)
+    }
+
+
+def snapshot(conn: Conn, tenant: str) -> dict[str, list[Any]]:
+    """Every row the builder can touch for the tenant, as JSON (vectors as text)."""
+    return {
+        table: [
+            r["row"]
+            for r in conn.execute(
+                sql.SQL(
+                    "SELECT to_jsonb(x) AS row FROM {} x WHERE tenant_id = %s ORDER BY id"
+                ).format(sql.Identifier(table)),
+                [tenant],
+            ).fetchall()
+        ]
+        for table in TABLES
+    }
+
+
+def rows(conn: Conn, table: str, tenant: str, where: str = "TRUE", *args: Any) -> list[Row]:
+    query = sql.SQL("SELECT * FROM {} WHERE tenant_id = %s AND {} ORDER BY id").format(
+        sql.Identifier(table),
+        sql.SQL(where),
+    )
+    return conn.execute(query, [tenant, *args]).fetchall()
+
+
+def session_row(conn: Conn, tenant: str, session_id: int) -> Row:
+    return rows(conn, "memory_sessions", tenant, "id = %s", session_id)[0]
+
+
+def history_actions(conn: Conn, tenant: str, entry_id: int) -> list[str]:
+    return [
+        h["action"] for h in rows(conn, "memory_entry_history", tenant, "entry_id = %s", entry_id)
+    ]
+
+
+class Revised:
+    """The heuristic extractor under another version, with some items rewritten or gone."""
+
+    name = "heuristic"
+
+    def __init__(
+        self, version: str, revise: Callable[[Extracted], Extracted | None] = lambda i: i
+    ) -> None:
+        self.version = version
+        self.revise = revise
+        self.inner = HeuristicExtractor()
+
+    def extract(self, session: SessionInput) -> Extraction:
+        items = [self.revise(item) for item in self.inner.extract(session).items]
+        return Extraction(tuple(i for i in items if i is not None), self.name, self.version)
+
+
+class FailingExtractor:
+    name = "heuristic"
+    version = "1"
+
+    def extract(self, session: SessionInput) -> Extraction:
+        raise RuntimeError(f"extractor crashed on session {session.session_id}")
+
+
+class ShortEmbedder:
+    """Returns one vector too few: the builder fails after it has written some rows."""
+
+    def __init__(self) -> None:
+        self.inner = HashEmbedder()
+        self.model, self.dim = self.inner.model, self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self.inner.embed(texts)[:-1]
+
+
+# ------------------------------------------------------------------------------ provenance
+
+
+def test_built_entries_name_real_events_of_their_own_session(conn: Conn) -> None:
+    tenant = new_tenant()
+    sessions = ingest_sample(conn, tenant)
+    assert len(sessions) == 5 and {s["status"] for s in sessions} == {"closed"}
+    outcomes = build_all(conn, tenant, hash_config())
+    assert {o.status for o in outcomes.values()} == {"built"}
+
+    events = {e["id"]: e for e in rows(conn, "memory_session_events", tenant)}
+    entries = rows(conn, "memory_entries", tenant)
+    assert len(entries) == sum(o.entries for o in outcomes.values()) >= len(sessions)
+    for entry in entries:
+        ids = entry["source_event_ids"]
+        assert ids, entry
+        assert all(i in events for i in ids), (entry["key"], ids)
+        assert {events[i]["session_id"] for i in ids} == {entry["source_session_id"]}
+        assert entry["source_external_ids"] == [events[i]["external_id"] for i in ids]
+        assert entry["status"] == "active" and entry["canonical_statement"].strip()
+        assert entry["embedding_model"] == "hash-v1-384"
+        assert len(entry["embedding"].to_list()) == 384
+        assert entry["recorded_at"] == NOW
+
+    for obs in rows(conn, "memory_observations", tenant):
+        assert obs["source_event_ids"]
+        assert {events[i]["session_id"] for i in obs["source_event_ids"]} == {obs["session_id"]}
+
+
+def test_every_observation_links_to_its_entry_and_every_entry_has_one_add(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+
+    entries = {e["id"]: e for e in rows(conn, "memory_entries", tenant)}
+    observations = rows(conn, "memory_observations", tenant)
+    links = rows(conn, "memory_links", tenant)
+    assert len(observations) == len(entries) == len(links)
+    linked: Counter[int] = Counter()
+    for obs in observations:
+        mine = [link for link in links if link["src_id"] == obs["id"]]
+        assert len(mine) == 1, obs
+        link = mine[0]
+        assert (link["src_type"], link["relation"], link["dst_type"]) == (
+            "observation",
+            "extracted_as",
+            "entry",
+        )
+        entry = entries[int(link["dst_id"])]
+        assert entry["source_session_id"] == obs["session_id"]
+        same = ("owner_type", "owner_id", "key", "kind", "confidence", "fields")
+        assert {k: entry[k] for k in same} == {k: obs[k] for k in same}
+        assert entry["canonical_statement"] == obs["statement"]
+        assert entry["source_event_ids"] == obs["source_event_ids"]
+        linked[entry["id"]] += 1
+    assert set(linked) == set(entries) and set(linked.values()) == {1}
+
+    history = rows(conn, "memory_entry_history", tenant)
+    assert Counter(h["entry_id"] for h in history) == Counter(dict.fromkeys(entries, 1))
+    for h in history:
+        assert (h["action"], h["actor"], h["at"]) == ("ADD", "builder", NOW)
+        assert h["old_statement"] is None and h["old_status"] is None
+        assert h["new_statement"] == entries[h["entry_id"]]["canonical_statement"]
+        assert h["new_status"] == "active"
+
+
+def test_built_session_records_version_and_gate_statistics(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    config = hash_config()
+    outcomes = build_all(conn, tenant, config)
+    assert config.build_version == "heuristic-1+hash-v1-384"
+    for session_id, outcome in outcomes.items():
+        s = session_row(conn, tenant, session_id)
+        assert s["status"] == "built"
+        assert s["build_version"] == config.build_version
+        assert (s["built_at"], s["build_attempts"], s["next_attempt_at"]) == (NOW, 1, None)
+        assert s["last_error"] is None
+        stats = s["build_stats"]
+        assert (stats["extractor"], stats["extractor_version"]) == ("heuristic", "1")
+        assert set(stats["dropped"]) == set(GATES)
+        assert stats["dropped"] == outcome.dropped
+        n = len(rows(conn, "memory_entries", tenant, "source_session_id = %s", session_id))
+        assert stats["items"] == outcome.entries == n > 0
+    # The sample has duplicates and weak items: the gates did drop something somewhere.
+    assert sum(sum(o.dropped.values()) for o in outcomes.values()) > 0
+
+
+def test_entries_are_dated_by_the_transcript_and_recorded_at_build_time(conn: Conn) -> None:
+    tenant = new_tenant()
+    sessions = {s["id"]: s for s in ingest_sample(conn, tenant)}
+    build_time = datetime(2026, 6, 1, tzinfo=UTC)  # months after the conversations
+    for session_id in sessions:
+        build_session(conn, tenant, session_id, hash_config(), now=build_time)
+    said = {e["id"]: e["occurred_at"] for e in rows(conn, "memory_session_events", tenant)}
+    entries = list_entries(conn, tenant)
+    for e in entries:  # valid time from the events, system time from the build
+        assert e["valid_from"] <= max(said[i] for i in e["source_event_ids"]), e["key"]
+        assert (e["recorded_at"], e["updated_at"]) == (build_time, build_time)
+    assert [e["valid_from"] for e in entries] == sorted(e["valid_from"] for e in entries)
+    summaries = [e for e in entries if e["kind"] == SESSION_SUMMARY]
+    assert sorted(e["source_session_id"] for e in summaries) == sorted(sessions)
+    for e in summaries:
+        channel = sessions[e["source_session_id"]]["channel_id"]
+        assert (e["owner_type"], e["owner_id"]) == ("channel", channel)
+
+
+# ------------------------------------------------------------------------------ rebuilds
+
+
+def test_rebuild_with_the_same_config_changes_no_row(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    before = snapshot(conn, tenant)
+    outcomes = {
+        sid: build_session(conn, tenant, sid, hash_config(), now=LATER)
+        for sid in (s["id"] for s in list_sessions(conn, tenant))
+    }
+    assert {o.status for o in outcomes.values()} == {"unchanged"}
+    assert snapshot(conn, tenant) == before
+
+
+OwnerKey = tuple[str, str, str]
+
+
+def session_entries(conn: Conn, tenant: str, session_id: int) -> dict[OwnerKey, Row]:
+    found = rows(conn, "memory_entries", tenant, "source_session_id = %s", session_id)
+    return {(e["owner_type"], e["owner_id"], e["key"]): e for e in found}
+
+
+def other_sessions_rows(conn: Conn, tenant: str, session_id: int) -> list[Any]:
+    return [
+        *rows(conn, "memory_observations", tenant, "session_id <> %s", session_id),
+        *rows(conn, "memory_entries", tenant, "source_session_id <> %s", session_id),
+    ]
+
+
+def shortened(statement: str) -> str:
+    """The statement without its last two words: still supported by its source event."""
+    words = statement.rstrip(".").split()
+    return " ".join(words[:-2]) + "."
+
+
+def test_new_build_version_updates_entries_in_place_with_history(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    session_id = list_sessions(conn, tenant)[0]["id"]  # Maya's first chat: several facts
+    old_entries = session_entries(conn, tenant, session_id)
+    facts = [k for k, e in old_entries.items() if e["kind"] in FACT_KINDS]
+    assert len(facts) >= 3, facts
+    changed, gone = facts[0], facts[1]
+
+    def revise(item: Extracted) -> Extracted | None:
+        key = (item.owner_type, item.owner_id, item.key)
+        if key == gone:
+            return None
+        if key == changed:
+            return dataclasses.replace(item, statement=shortened(item.statement))
+        return item
+
+    old_obs = {
+        o["id"] for o in rows(conn, "memory_observations", tenant, "session_id = %s", session_id)
+    }
+    others_before = other_sessions_rows(conn, tenant, session_id)
+    v2 = BuildConfig(Revised("2", revise), HashEmbedder())
+    outcome = build_session(conn, tenant, session_id, v2, now=LATER)
+    assert (outcome.status, outcome.entries) == ("built", len(old_entries) - 1), outcome
+
+    new_entries = session_entries(conn, tenant, session_id)
+    # No entry was duplicated: the same ids, updated in place (or marked deleted).
+    assert {k: e["id"] for k, e in new_entries.items()} == {
+        k: e["id"] for k, e in old_entries.items()
+    }
+    c = new_entries[changed]
+    assert c["canonical_statement"] == shortened(old_entries[changed]["canonical_statement"])
+    assert c["embedding"] != old_entries[changed]["embedding"]
+    assert c["updated_at"] == LATER and c["status"] == "active"
+    update = rows(
+        conn, "memory_entry_history", tenant, "entry_id = %s AND action = 'UPDATE'", c["id"]
+    )
+    assert len(update) == 1
+    assert update[0]["old_statement"] == old_entries[changed]["canonical_statement"]
+    assert update[0]["new_statement"] == c["canonical_statement"]
+    assert (update[0]["actor"], update[0]["at"]) == ("builder", LATER)
+    assert history_actions(conn, tenant, c["id"]) == ["ADD", "UPDATE"]
+
+    g = new_entries[gone]
+    assert (g["status"], g["expired_at"]) == ("deleted", LATER)
+    assert history_actions(conn, tenant, g["id"]) == ["ADD", "DELETE"]
+    for key, e in new_entries.items():
+        if key not in (changed, gone):  # same statement: no history row added
+            assert e["canonical_statement"] == old_entries[key]["canonical_statement"]
+            assert history_actions(conn, tenant, e["id"]) == ["ADD"]
+
+    observations = rows(conn, "memory_observations", tenant, "session_id = %s", session_id)
+    assert {o["build_version"] for o in observations} == {v2.build_version}
+    assert not old_obs & {o["id"] for o in observations}
+    assert sorted((o["owner_type"], o["owner_id"], o["key"]) for o in observations) == sorted(
+        set(old_entries) - {gone}
+    )
+    s = session_row(conn, tenant, session_id)
+    assert (s["status"], s["build_version"], s["built_at"]) == ("built", v2.build_version, LATER)
+    assert s["build_stats"]["extractor_version"] == "2"
+    assert other_sessions_rows(conn, tenant, session_id) == others_before
+
+
+def test_after_a_new_build_version_entry_lineage_names_only_existing_observations(
+    conn: Conn,
+) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    build_all(conn, tenant, BuildConfig(Revised("2"), HashEmbedder()))
+
+    observations = {o["id"]: o for o in rows(conn, "memory_observations", tenant)}
+    entries = {e["id"]: e for e in rows(conn, "memory_entries", tenant)}
+    links = rows(conn, "memory_links", tenant, "relation = 'extracted_as'")
+    dangling = [link for link in links if link["src_id"] not in observations]
+    assert dangling == [], f"{len(dangling)} of {len(links)} links name deleted observations"
+    per_entry = Counter(int(link["dst_id"]) for link in links)
+    assert per_entry == Counter(dict.fromkeys(entries, 1))
+
+
+def test_new_build_version_with_the_same_statements_adds_no_history_rows(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    entries_before = rows(conn, "memory_entries", tenant)
+    history_before = rows(conn, "memory_entry_history", tenant)
+    outcomes = build_all(conn, tenant, BuildConfig(Revised("2"), HashEmbedder()))
+    assert {o.status for o in outcomes.values()} == {"built"}
+    entries_after = rows(conn, "memory_entries", tenant)
+    assert [(e["id"], e["canonical_statement"]) for e in entries_after] == [
+        (e["id"], e["canonical_statement"]) for e in entries_before
+    ]
+    assert rows(conn, "memory_entry_history", tenant) == history_before
+    assert {s["build_attempts"] for s in list_sessions(conn, tenant)} == {2}
+
+
+# ------------------------------------------------------------------------------ refusals
+
+
+def test_building_an_open_session_raises_and_writes_nothing(conn: Conn) -> None:
+    tenant = new_tenant()
+    sessions = ingest_sample(conn, tenant, sweep=False)
+    open_ids = [s["id"] for s in sessions if s["status"] == "open"]
+    assert len(open_ids) == 2  # the last session of each channel
+    before = snapshot(conn, tenant)
+    with pytest.raises(SessionNotClosed) as info:
+        build_session(conn, tenant, open_ids[0], hash_config(), now=NOW)
+    assert str(open_ids[0]) in str(info.value)
+    assert snapshot(conn, tenant) == before
+
+
+def test_building_an_unknown_session_raises_session_not_found(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    with pytest.raises(SessionNotFound):
+        build_session(conn, tenant, 10**12, hash_config(), now=NOW)
+
+
+def test_session_locked_by_another_builder_is_busy(fresh_db_url: str) -> None:
+    tenant = new_tenant()
+    with connect(fresh_db_url, autocommit=True) as a, connect(fresh_db_url) as b:
+        session_id = ingest_sample(a, tenant)[0]["id"]
+        b.execute(
+            "SELECT id FROM memory_sessions WHERE tenant_id = %s AND id = %s FOR UPDATE",
+            [tenant, session_id],
+        )
+        outcome = build_session(a, tenant, session_id, hash_config(), now=NOW)
+        assert outcome == BuildOutcome("busy", session_id)
+        assert session_row(a, tenant, session_id)["status"] == "closed"
+        assert rows(a, "memory_observations", tenant) == []
+        b.rollback()  # the other builder lets go
+        assert build_session(a, tenant, session_id, hash_config(), now=NOW).status == "built"
+    with connect(fresh_db_url) as c:
+        assert session_row(c, tenant, session_id)["status"] == "built"
+
+
+# ------------------------------------------------------------------------------ failures
+
+
+def test_extractor_failure_writes_nothing_and_is_recorded_with_backoff(conn: Conn) -> None:
+    tenant = new_tenant()
+    session_id = ingest_sample(conn, tenant)[0]["id"]
+    before = snapshot(conn, tenant)
+    failing = BuildConfig(FailingExtractor(), HashEmbedder())
+    with pytest.raises(RuntimeError, match="extractor crashed") as info:
+        build_session(conn, tenant, session_id, failing, now=NOW)
+    assert snapshot(conn, tenant) == before
+    # The connection is usable and back to its own role after the failed build.
+    assert conn.execute("SELECT current_user = session_user AS same").fetchone() == {"same": True}
+
+    reason = f"{type(info.value).__name__}: {info.value}"
+    assert record_failure(conn, tenant, session_id, reason, now=NOW, backoff=BACKOFF) == 1
+    s = session_row(conn, tenant, session_id)
+    assert (s["status"], s["build_attempts"], s["last_error"]) == ("failed", 1, reason)
+    first_wait = s["next_attempt_at"] - NOW
+    assert first_wait >= BACKOFF
+
+    later = NOW + first_wait
+    assert record_failure(conn, tenant, session_id, reason, now=later, backoff=BACKOFF) == 2
+    s = session_row(conn, tenant, session_id)
+    assert (s["status"], s["build_attempts"]) == ("failed", 2)
+    assert s["next_attempt_at"] - later == 2 * first_wait  # exponential backoff
+    assert rows(conn, "memory_observations", tenant) == []
+    assert rows(conn, "memory_entries", tenant) == []
+
+
+def test_failure_after_rows_were_written_rolls_the_whole_session_back(conn: Conn) -> None:
+    tenant = new_tenant()
+    session_id = ingest_sample(conn, tenant)[0]["id"]
+    build_session(conn, tenant, session_id, hash_config(), now=NOW)
+    before = snapshot(conn, tenant)
+    broken = BuildConfig(Revised("2", lambda i: i), ShortEmbedder())
+    with pytest.raises(ValueError):
+        build_session(conn, tenant, session_id, broken, now=LATER)
+    assert snapshot(conn, tenant) == before  # v1 observations and entries intact
+
+
+def test_failed_session_builds_later_and_clears_its_error(conn: Conn) -> None:
+    tenant = new_tenant()
+    session_id = ingest_sample(conn, tenant)[0]["id"]
+    record_failure(conn, tenant, session_id, "RuntimeError: boom", now=NOW, backoff=BACKOFF)
+    outcome = build_session(conn, tenant, session_id, hash_config(), now=LATER)
+    assert outcome.status == "built"
+    s = session_row(conn, tenant, session_id)
+    assert (s["status"], s["last_error"], s["next_attempt_at"]) == ("built", None, None)
+    assert s["build_attempts"] == 2  # one failed attempt and the successful one
+
+
+def test_record_failure_does_not_undo_a_build(conn: Conn) -> None:
+    tenant = new_tenant()
+    session_id = ingest_sample(conn, tenant)[0]["id"]
+    build_session(conn, tenant, session_id, hash_config(), now=NOW)
+    before = snapshot(conn, tenant)
+    assert record_failure(conn, tenant, session_id, "late", now=NOW, backoff=BACKOFF) is None
+    assert snapshot(conn, tenant) == before
+
+
+def test_sessions_to_build_lists_closed_and_retry_due_failed_sessions(conn: Conn) -> None:
+    tenant = new_tenant()
+    sessions = ingest_sample(conn, tenant, sweep=False)
+    closed = [s["id"] for s in sessions if s["status"] == "closed"]
+    still_open = [s["id"] for s in sessions if s["status"] == "open"]
+    assert len(closed) == 3 and len(still_open) == 2
+    built, due, not_due = closed
+    build_session(conn, tenant, built, hash_config(), now=NOW)
+    record_failure(conn, tenant, due, "x", now=NOW - timedelta(hours=1), backoff=BACKOFF)
+    record_failure(conn, tenant, not_due, "x", now=NOW, backoff=BACKOFF)
+    waiting = waiting_builds(conn)
+    sweep_idle(conn, now=NOW, tenant_id=tenant)  # both open sessions close
+    assert waiting_builds(conn) == waiting + 2
+
+    def listed(now: datetime, **kw: Any) -> list[int]:
+        return [sid for t, sid in sessions_to_build(conn, now=now, **kw) if t == tenant]
+
+    assert listed(NOW) == sorted([due, *still_open])
+    assert listed(NOW + BACKOFF) == sorted([due, not_due, *still_open])
+    assert listed(NOW + BACKOFF, max_attempts=1) == sorted(still_open)
+
+
+# ------------------------------------------------------------------------------ tenants
+
+
+def test_building_one_tenant_writes_only_that_tenants_rows(conn: Conn) -> None:
+    a, b = new_tenant(), new_tenant()
+    ingest_sample(conn, a)
+    b_sessions = ingest_sample(conn, b)  # same external ids, another tenant
+    b_before = snapshot(conn, b)
+    outcomes = build_all(conn, a, hash_config())
+    assert {o.status for o in outcomes.values()} == {"built"}
+    assert snapshot(conn, b) == b_before
+    assert {s["status"] for s in list_sessions(conn, b)} == {"closed"}
+    for table in TABLES[1:]:
+        written = conn.execute(
+            sql.SQL("SELECT DISTINCT tenant_id FROM {} WHERE tenant_id IN (%s, %s)").format(
+                sql.Identifier(table)
+            ),
+            [a, b],
+        ).fetchall()
+        assert [r["tenant_id"] for r in written] == [a], table
+    a_events = {e["id"] for e in rows(conn, "memory_session_events", a)}
+    for e in rows(conn, "memory_entries", a):
+        assert set(e["source_event_ids"]) <= a_events
+    # Tenant B cannot build (or even see) tenant A's session, nor A build B's.
+    with pytest.raises(SessionNotFound):
+        build_session(conn, b, next(iter(outcomes)), hash_config(), now=NOW)
+    with pytest.raises(SessionNotFound):
+        build_session(conn, a, b_sessions[0]["id"], hash_config(), now=NOW)
+    assert snapshot(conn, b) == b_before
+    assert list_entries(conn, b) == []
+
+
+# ------------------------------------------------------------------------------ group chats
+
+
+def test_group_chat_where_two_users_share_a_fact_key_builds_one_entry_each(conn: Conn) -> None:
+    tenant = new_tenant()
+    t0 = datetime(2025, 3, 1, 10, tzinfo=UTC)
+    said = [
+        ("caroline", "Caroline", "user", "I love hiking in the mountains."),
+        ("melanie", "Melanie", "user", "I love hiking in the mountains too."),
+        ("bot", "Bot", "assistant", "Nice, enjoy your hikes!"),
+    ]
+    events = [
+        {
+            "external_id": f"g{i}",
+            "channel_id": "group",
+            "role": role,
+            "actor_id": actor,
+            "actor_name": name,
+            "content": content,
+            "occurred_at": t0 + timedelta(minutes=i),
+        }
+        for i, (actor, name, role, content) in enumerate(said)
+    ]
+    append(conn, tenant, events, now=NOW)
+    sweep_idle(conn, now=NOW, tenant_id=tenant)
+    session_id = list_sessions(conn, tenant)[0]["id"]
+    assert build_session(conn, tenant, session_id, hash_config(), now=NOW).status == "built"
+    hiking = [e for e in list_entries(conn, tenant) if e["key"] == "preference:hiking"]
+    assert sorted(e["owner_id"] for e in hiking) == ["caroline", "melanie"]
+
+
+# ------------------------------------------------------------------------------ real model
+
+
+def test_build_with_the_local_model_stores_searchable_384_d_vectors(conn: Conn) -> None:
+    tenant = new_tenant()
+    session_id = ingest_sample(conn, tenant)[0]["id"]
+    embedder = make_embedder("local")
+    config = BuildConfig(HeuristicExtractor(), embedder)
+    assert build_session(conn, tenant, session_id, config, now=NOW).status == "built"
+    entries = rows(conn, "memory_entries", tenant)
+    assert entries and {e["embedding_model"] for e in entries} == {"all-MiniLM-L6-v2-int8"}
+    for e in entries:
+        vector = np.asarray(e["embedding"].to_list())
+        assert vector.shape == (384,)
+        assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
+    question = contextualize(
+        "Which foods must Maya avoid because of an allergy?",
+        owner="Maya Chen",
+        when=None,
+        kind=None,
+        topic=None,
+    )
+    query = embedder.embed([question])[0]
+    top = conn.execute(
+        "SELECT source_external_ids FROM memory_entries"
+        " WHERE tenant_id = %s AND embedding_model = 'all-MiniLM-L6-v2-int8'"
+        " ORDER BY embedding::vector(384) <=> %s LIMIT 1",
+        [tenant, query],
+    ).fetchone()
+    assert top is not None and "dm-maya-003" in top["source_external_ids"]
