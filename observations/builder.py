@@ -355,3 +355,13 @@ def list_entries(
     with tenant_scope(conn, tenant_id):
         params = {"tenant_id": tenant_id, "owner_id": owner_id, "kind": kind, "limit": limit}
         return conn.execute(Q["list_entries"], params).fetchall()
+
+
+def load_session_input(conn: Conn, tenant_id: str, session_id: int) -> SessionInput:
+    """A stored session as an extractor sees it."""
+    with tenant_scope(conn, tenant_id):
+        params = {"tenant_id": tenant_id, "session_id": session_id}
+        row = conn.execute(Q["session_exists_row"], params).fetchone()
+        if row is None:
+            raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
+        return _session_input(row, conn.execute(Q["session_events"], params).fetchall())

@@ -7,6 +7,9 @@ SELECT * FROM memory_sessions
 -- name: session_exists
 SELECT status FROM memory_sessions WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s;
 
+-- name: session_exists_row
+SELECT * FROM memory_sessions WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s;
+
 -- name: session_events
 SELECT id, seq, role, actor_id, actor_name, content, occurred_at, external_id, metadata
   FROM memory_session_events

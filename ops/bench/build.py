@@ -8,9 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 from ledger.db import Conn
 from ledger.store import append, sweep_idle
-from observations.builder import BuildConfig, build_session, sessions_to_build
+from observations.builder import (
+    BuildConfig,
+    build_session,
+    load_session_input,
+    sessions_to_build,
+)
 from observations.embed import Embedder
-from observations.extract.base import SessionEvent, SessionInput
 from observations.gates import apply_gates
 from ops.bench.common import peak_rss_mib
 from ops.bench.ingest import synthetic_events
@@ -43,46 +47,12 @@ def load_sessions(conn: Conn, tenant: str, sessions: int, now: datetime) -> None
     sweep_idle(conn, now=now + timedelta(days=3650), tenant_id=tenant)
 
 
-def session_inputs(conn: Conn, pending: list[tuple[str, int]]) -> list[SessionInput]:
-    inputs = []
-    for tenant, sid in pending:
-        rows = conn.execute(
-            "SELECT * FROM memory_session_events WHERE tenant_id = %s AND session_id = %s "
-            "ORDER BY occurred_at, seq",
-            [tenant, sid],
-        ).fetchall()
-        events = tuple(
-            SessionEvent(
-                r["id"],
-                r["seq"],
-                r["role"],
-                r["actor_id"],
-                r["actor_name"],
-                r["content"],
-                r["occurred_at"],
-                r["metadata"],
-            )
-            for r in rows
-        )
-        inputs.append(
-            SessionInput(
-                tenant,
-                sid,
-                rows[0]["channel_id"],
-                events[0].occurred_at,
-                events[-1].occurred_at,
-                events,
-            )
-        )
-    return inputs
-
-
 def run_build(
     conn: Conn, config: BuildConfig, embedder: Embedder, *, sessions: int, now: datetime
 ) -> BuildFigures:
     load_sessions(conn, "bench-build", sessions, now)
     pending = sessions_to_build(conn, now=now, limit=sessions)
-    inputs = session_inputs(conn, pending)
+    inputs = [load_session_input(conn, tenant, sid) for tenant, sid in pending]
     t = time.perf_counter()
     kept = [apply_gates(config.extractor.extract(s), s).items for s in inputs]
     extract_s = time.perf_counter() - t
