@@ -20,3 +20,10 @@ def start_worker(broker: dramatiq.Broker, threads: int) -> dramatiq.Worker:
     worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=100)
     worker.start()
     return worker
+
+
+def close_broker(broker: RedisBroker) -> None:
+    """Close the broker and its Redis connections (dramatiq's close() leaves them open,
+    which would keep an embedded Redis from stopping when this process exits)."""
+    broker.close()
+    broker.client.connection_pool.disconnect()

@@ -14,9 +14,9 @@ from ops.actors import enqueue_builds
 from ops.cli import Context, cli, pass_ctx, sample_path, table
 from ops.ingest import IngestReport, count_lines, ingest_lines, read_lines
 from ops.pipeline import (
+    build_actor,
     enqueue_pending,
     in_process_workers,
-    register_build_actor,
     wait_for_builds,
 )
 from ops.runtime import Runtime, open_runtime, wall_clock
@@ -59,8 +59,8 @@ def ingest(ctx: Context, file: Path, batch_size: int | None) -> None:
     with open_runtime(ctx.settings) as rt:
         report = _ingest_file(rt, file, batch_size)
         tenant = rt.settings.tenant
-        actor = register_build_actor(rt)
-        enqueue_builds(actor, [(tenant, sid) for sid in report.closed_sessions])
+        with build_actor(rt) as actor:
+            enqueue_builds(actor, [(tenant, sid) for sid in report.closed_sessions])
     _print_report(report)
     if report.bad:
         sys.exit(1)
@@ -131,7 +131,8 @@ def sweep(ctx: Context) -> None:
     """Close sessions idle for longer than the session gap, and queue their builds."""
     with open_runtime(ctx.settings) as rt:
         closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
-        queued = enqueue_pending(rt, register_build_actor(rt))
+        with build_actor(rt) as actor:
+            queued = enqueue_pending(rt, actor)
     click.echo(f"closed {len(closed)} idle sessions; queued {queued} builds")
 
 

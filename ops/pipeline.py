@@ -11,7 +11,7 @@ import dramatiq
 from ledger.db import make_pool
 from observations.builder import sessions_to_build, waiting_builds
 from ops import actors
-from ops.broker import setup_broker, start_worker
+from ops.broker import close_broker, setup_broker, start_worker
 from ops.components import make_build_config
 from ops.runtime import Runtime, wall_clock
 
@@ -29,12 +29,17 @@ def in_process_workers(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]
             yield actor
         finally:
             worker.stop()
-            broker.close()
+            close_broker(broker)
 
 
-def register_build_actor(rt: Runtime) -> dramatiq.Actor[[str, int], None]:
+@contextmanager
+def build_actor(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]]:
     """The build actor on the Redis broker, for enqueueing only (no worker state)."""
-    return actors.register(setup_broker(rt.urls.redis_url), None)
+    broker = setup_broker(rt.urls.redis_url)
+    try:
+        yield actors.register(broker, None)
+    finally:
+        close_broker(broker)
 
 
 def enqueue_pending(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> int:
