@@ -74,6 +74,23 @@ def ensure_database(admin_uri: str, name: str) -> str:
     return database_url(admin_uri, name)
 
 
+def recreate_database(admin_uri: str, name: str, template: str | None = None) -> str:
+    """Drop database ``name`` if it exists and create it afresh (from ``template``)."""
+    drop_database(admin_uri, name)
+    stmt = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template:
+        stmt = sql.SQL("{} TEMPLATE {}").format(stmt, sql.Identifier(template))
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        conn.execute(stmt)
+    return database_url(admin_uri, name)
+
+
+def drop_database(admin_uri: str, name: str) -> None:
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        stmt = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        conn.execute(stmt)
+
+
 def database_url(admin_uri: str, name: str) -> str:
     """The server URL with its database replaced by ``name``."""
     info = psycopg.conninfo.conninfo_to_dict(admin_uri)

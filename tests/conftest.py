@@ -13,10 +13,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg import sql
 
 from ledger.db import Conn, apply_schema, connect
-from ops.services import database_url, postgres_server
+from ops.services import drop_database, postgres_server, recreate_database
 
 
 @pytest.fixture(scope="session")
@@ -29,36 +28,21 @@ def admin_url() -> Iterator[str]:
     yield postgres_server(home).get_uri()
 
 
-def _create_db(admin: str, name: str, template: str | None = None) -> str:
-    with psycopg.connect(admin, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        stmt = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-        if template:
-            stmt = sql.SQL("{} TEMPLATE {}").format(stmt, sql.Identifier(template))
-        c.execute(stmt)
-    return database_url(admin, name)
-
-
-def _drop_db(admin: str, name: str) -> None:
-    with psycopg.connect(admin, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
 @pytest.fixture(scope="session")
 def template_db(admin_url: str) -> Iterator[str]:
     name = f"memledger_test_tpl_{os.getpid()}"
-    url = _create_db(admin_url, name)
+    url = recreate_database(admin_url, name)
     with psycopg.connect(url, autocommit=True) as c:
         apply_schema(c)
     yield name
-    _drop_db(admin_url, name)
+    drop_database(admin_url, name)
 
 
 @pytest.fixture(scope="session")
 def shared_db_url(admin_url: str, template_db: str) -> Iterator[str]:
     name = f"memledger_test_{os.getpid()}"
-    yield _create_db(admin_url, name, template_db)
-    _drop_db(admin_url, name)
+    yield recreate_database(admin_url, name, template_db)
+    drop_database(admin_url, name)
 
 
 @pytest.fixture
@@ -72,5 +56,5 @@ def conn(shared_db_url: str) -> Iterator[Conn]:
 def fresh_db_url(admin_url: str, template_db: str, request: pytest.FixtureRequest) -> Iterator[str]:
     """A database of its own, for tests that need real commits or several processes."""
     name = f"memledger_test_{os.getpid()}_{abs(hash(request.node.nodeid)) % 10**8}"
-    yield _create_db(admin_url, name, template_db)
-    _drop_db(admin_url, name)
+    yield recreate_database(admin_url, name, template_db)
+    drop_database(admin_url, name)

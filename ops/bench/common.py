@@ -6,11 +6,8 @@ import resource
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import psycopg
-from psycopg import sql
-
 from ledger.db import Conn, apply_schema, connect
-from ops.services import database_url
+from ops.services import recreate_database
 
 BENCH_DATABASE = "memledger_bench"
 
@@ -18,13 +15,7 @@ BENCH_DATABASE = "memledger_bench"
 @contextmanager
 def scratch_database(server_url: str) -> Iterator[str]:
     """A freshly created benchmark database on the same server, with the schema."""
-    with psycopg.connect(server_url, autocommit=True) as admin:
-        drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-            sql.Identifier(BENCH_DATABASE)
-        )
-        admin.execute(drop)
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(BENCH_DATABASE)))
-    url = database_url(server_url, BENCH_DATABASE)
+    url = recreate_database(server_url, BENCH_DATABASE)
     with connect(url, autocommit=True) as conn:
         apply_schema(conn)
     yield url
