@@ -306,18 +306,25 @@ CREATE INDEX IF NOT EXISTS memory_entry_history_entry
     ON memory_entry_history (tenant_id, entry_id, id);
 
 ------------------------------------------------------------------------------ functions
--- Provenance must name real events of the observation's own session.
+-- Provenance must name real events of the observation's own session. Checked once per
+-- statement over all inserted rows (the builder inserts a session's observations at once).
 CREATE OR REPLACE FUNCTION memledger_check_observation_provenance() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+    bad bigint;
 BEGIN
-    IF (SELECT count(*) FROM memory_session_events e
-        WHERE e.tenant_id = NEW.tenant_id AND e.session_id = NEW.session_id
-          AND e.id = ANY (NEW.source_event_ids))
-       <> cardinality(ARRAY(SELECT DISTINCT unnest(NEW.source_event_ids))) THEN
-        RAISE EXCEPTION 'observation provenance names events outside session %', NEW.session_id
+    SELECT o.session_id INTO bad
+      FROM inserted o
+     WHERE (SELECT count(*) FROM memory_session_events e
+             WHERE e.tenant_id = o.tenant_id AND e.session_id = o.session_id
+               AND e.id = ANY (o.source_event_ids))
+           <> cardinality(ARRAY(SELECT DISTINCT unnest(o.source_event_ids)))
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'observation provenance names events outside session %', bad
             USING ERRCODE = 'foreign_key_violation';
     END IF;
-    RETURN NEW;
+    RETURN NULL;
 END
 $$;
 
@@ -357,9 +364,10 @@ END
 $$;
 
 ------------------------------------------------------------------------------ triggers
-CREATE OR REPLACE TRIGGER memory_observations_provenance
-    BEFORE INSERT ON memory_observations
-    FOR EACH ROW EXECUTE FUNCTION memledger_check_observation_provenance();
+DROP TRIGGER IF EXISTS memory_observations_provenance ON memory_observations;
+CREATE TRIGGER memory_observations_provenance
+    AFTER INSERT ON memory_observations REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION memledger_check_observation_provenance();
 
 CREATE OR REPLACE TRIGGER memory_session_events_append_only
     BEFORE UPDATE OR DELETE ON memory_session_events

@@ -14,7 +14,6 @@ from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -25,6 +24,9 @@ APP_ROLE = "memledger_app"
 # Advisory lock keys (pg_advisory_xact_lock takes one bigint).
 SCHEMA_LOCK = 0x6D6C_0001
 LEDGER_LOCK = 0x6D6C_0002
+# Writers of entry changes hold it shared; the read-model runner takes it exclusively for
+# an instant to find its horizon (see materializers/changes.py).
+ENTRY_CHANGES_LOCK = 0x6D6C_0003
 
 Conn = psycopg.Connection[dict[str, Any]]
 
@@ -73,6 +75,16 @@ def make_pool(url: str, *, min_size: int = 1, max_size: int = 8) -> ConnectionPo
     )
 
 
+def announce_entry_changes(conn: psycopg.Connection[Any]) -> None:
+    """Declare that this transaction may change memory entries (and write their history).
+
+    Call it in the writing transaction before its first ``memory_entry_history`` row: it
+    holds :data:`ENTRY_CHANGES_LOCK` shared until the transaction ends, so a reader that
+    takes the lock exclusively sees every history id below its horizon settled.
+    """
+    conn.execute("SELECT pg_advisory_xact_lock_shared(%s)", [ENTRY_CHANGES_LOCK])
+
+
 @contextmanager
 def tenant_scope(conn: psycopg.Connection[Any], tenant_id: str) -> Iterator[None]:
     """Run the block in a transaction as ``memledger_app`` with ``app.tenant_id`` set.
@@ -96,11 +108,13 @@ def tenant_scope(conn: psycopg.Connection[Any], tenant_id: str) -> Iterator[None
                 )
             yield
             return
-        conn.execute("SELECT set_config('app.tenant_id', %s, true)", [tenant_id])
-        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(APP_ROLE)))
+        conn.execute(_SCOPE, [tenant_id, APP_ROLE])
         yield
-        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(prev_role)))
-        conn.execute("SELECT set_config('app.tenant_id', %s, true)", [prev_tenant or ""])
+        conn.execute(_SCOPE, [prev_tenant or "", prev_role])
+
+
+# SET LOCAL of the tenant and the role in one round trip (set_config('role') = SET ROLE).
+_SCOPE = "SELECT set_config('app.tenant_id', %s, true), set_config('role', %s, true)"
 
 
 def _row_values(row: Any) -> tuple[str, str | None]:

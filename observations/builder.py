@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from psycopg.types.json import Jsonb
 
-from ledger.db import Conn, tenant_scope
+from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.errors import MemledgerError, SessionNotFound
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder, contextualize
@@ -26,6 +26,7 @@ from observations.gates import (
     DEFAULT_MIN_SUPPORT,
     apply_gates,
 )
+from observations.history import HistoryRow, write_history
 
 Q = load_queries("observations")
 ACTOR = "builder"
@@ -96,8 +97,11 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         max_items=g.max_items,
     )
     vectors = config.embedder.embed([_embed_text(item, session) for item in gated.items])
+    if len(vectors) != len(gated.items):
+        raise ValueError(f"embedder returned {len(vectors)} vectors for {len(gated.items)} texts")
     external = {e["id"]: e["external_id"] for e in events}
     base = {"tenant_id": tenant_id, "session_id": session_id, "now": now}
+    announce_entry_changes(conn)
     conn.execute(Q["delete_observations"], base)
     entries = _store_items(conn, base, gated.items, vectors, external, config, extraction)
     stats = {
@@ -163,144 +167,114 @@ def _store_items(
     config: BuildConfig,
     extraction: Any,
 ) -> int:
-    """Observations, entries (insert or update by owner+key), links and history."""
+    """Observations, entries (inserted, or updated in place by owner+key), lineage links and
+    history — a handful of set-based statements whatever the number of items."""
     previous = {
         (r["owner_type"], r["owner_id"], r["key"]): r
         for r in conn.execute(Q["session_entries"], base).fetchall()
     }
-    for item, vector in zip(items, vectors, strict=True):
-        obs_id = _insert_observation(conn, base, item, config, extraction)
-        values = _entry_values(base, item, vector, external, config)
-        old = previous.pop((item.owner_type, item.owner_id, item.key), None)
-        entry_id = _upsert_entry(conn, base, values, old)
-        conn.execute(
-            Q["insert_link"],
-            {
-                **base,
-                "src_type": "observation",
-                "src_id": obs_id,
-                "relation": "extracted_as",
-                "dst_type": "entry",
-                "dst_id": str(entry_id),
-            },
-        )
-    for old in previous.values():  # the new build no longer extracts these
-        conn.execute(Q["delete_entry"], {**base, "id": old["id"]})
-        _history(
-            conn,
-            base,
-            old["id"],
-            "DELETE",
-            old["canonical_statement"],
-            None,
-            old["status"],
-            "deleted",
-            "no longer extracted by " + config.build_version,
-        )
+    observations = _insert_observations(conn, base, items, config, extraction)
+    columns = {**base, "embedding_model": config.embedder.model}
+    fresh = [i for i, item in enumerate(items) if _ident(item) not in previous]
+    kept = [i for i, item in enumerate(items) if _ident(item) in previous]
+    entry_ids: dict[tuple[str, str, str], int] = {}
+    history: list[HistoryRow] = []
+    if fresh:
+        added = [items[i] for i in fresh]
+        values = _entry_columns(added, [vectors[i] for i in fresh], external)
+        rows = conn.execute(Q["insert_entries"], {**columns, **values}).fetchall()
+        entry_ids.update({(r["owner_type"], r["owner_id"], r["key"]): r["id"] for r in rows})
+        history += [
+            HistoryRow(entry_ids[_ident(i)], "ADD", None, i.statement, None, "active", "extracted")
+            for i in added
+        ]
+    if kept:
+        updated = [items[i] for i in kept]
+        olds = [previous.pop(_ident(item)) for item in updated]
+        values = _entry_columns(updated, [vectors[i] for i in kept], external)
+        values["id"] = [o["id"] for o in olds]
+        conn.execute(Q["update_entries"], {**columns, **values})
+        entry_ids.update({_ident(item): o["id"] for item, o in zip(updated, olds, strict=True)})
+        history += [
+            HistoryRow(
+                o["id"],
+                "UPDATE",
+                o["canonical_statement"],
+                item.statement,
+                o["status"],
+                o["status"],
+                "rebuilt",
+            )
+            for item, o in zip(updated, olds, strict=True)
+            if o["canonical_statement"] != item.statement
+        ]
+    links = {"src_id": observations, "dst_id": [entry_ids[_ident(i)] for i in items]}
+    conn.execute(Q["insert_links"], {**base, **links})
+    if previous:  # the new build no longer extracts these
+        gone = list(previous.values())
+        conn.execute(Q["delete_entries"], {**base, "ids": [o["id"] for o in gone]})
+        reason = "no longer extracted by " + config.build_version
+        history += [
+            HistoryRow(
+                o["id"], "DELETE", o["canonical_statement"], None, o["status"], "deleted", reason
+            )
+            for o in gone
+        ]
+    write_history(conn, base, history, ACTOR)
     return len(items)
 
 
-def _insert_observation(
-    conn: Conn, base: dict[str, Any], item: Extracted, config: BuildConfig, extraction: Any
-) -> int:
-    row = conn.execute(
-        Q["insert_observation"],
+def _ident(item: Extracted) -> tuple[str, str, str]:
+    return (item.owner_type, item.owner_id, item.key)
+
+
+def _insert_observations(
+    conn: Conn,
+    base: dict[str, Any],
+    items: Sequence[Extracted],
+    config: BuildConfig,
+    extraction: Any,
+) -> list[int]:
+    """The observations' ids, in item order."""
+    rows = conn.execute(
+        Q["insert_observations"],
         {
             **base,
             "build_version": config.build_version,
-            "owner_type": item.owner_type,
-            "owner_id": item.owner_id,
-            "key": item.key,
-            "kind": item.kind,
             "extractor": extraction.extractor,
             "extractor_version": extraction.version,
-            "statement": item.statement,
-            "confidence": item.confidence,
-            "importance": item.importance,
-            "fields": Jsonb(dict(item.fields)),
-            "source_event_ids": list(item.source_event_ids),
+            **_item_columns(items),
         },
-    ).fetchone()
-    assert row is not None
-    return int(row["id"])
+    ).fetchall()
+    ids = {(r["owner_type"], r["owner_id"], r["key"]): r["id"] for r in rows}
+    return [ids[_ident(i)] for i in items]
 
 
-def _entry_values(
-    base: dict[str, Any],
-    item: Extracted,
-    vector: Any,
-    external: dict[int, str],
-    config: BuildConfig,
-) -> dict[str, Any]:
+def _item_columns(items: Sequence[Extracted]) -> dict[str, list[Any]]:
+    """The items as parallel arrays, one per column (for ``unnest``). Provenance goes as
+    text ('{1,2}'): PostgreSQL arrays cannot be ragged."""
     return {
-        **base,
-        "owner_type": item.owner_type,
-        "owner_id": item.owner_id,
-        "kind": item.kind,
-        "key": item.key,
-        "statement": item.statement,
-        "fields": Jsonb(dict(item.fields)),
-        "embedding": vector,
-        "embedding_model": config.embedder.model,
-        "confidence": item.confidence,
-        "importance": item.importance,
-        "valid_from": item.valid_from,
-        "source_event_ids": list(item.source_event_ids),
-        "source_external_ids": [external[i] for i in item.source_event_ids],
+        "owner_type": [i.owner_type for i in items],
+        "owner_id": [i.owner_id for i in items],
+        "kind": [i.kind for i in items],
+        "key": [i.key for i in items],
+        "statement": [i.statement for i in items],
+        "fields": [Jsonb(dict(i.fields)) for i in items],
+        "confidence": [i.confidence for i in items],
+        "importance": [i.importance for i in items],
+        "source_event_ids": ["{" + ",".join(map(str, i.source_event_ids)) + "}" for i in items],
     }
 
 
-def _upsert_entry(
-    conn: Conn, base: dict[str, Any], values: dict[str, Any], old: dict[str, Any] | None
-) -> int:
-    if old is None:
-        row = conn.execute(Q["insert_entry"], values).fetchone()
-        assert row is not None
-        _history(
-            conn, base, row["id"], "ADD", None, values["statement"], None, "active", "extracted"
-        )
-        return int(row["id"])
-    conn.execute(Q["update_entry"], {**values, "id": old["id"]})
-    if old["canonical_statement"] != values["statement"]:
-        _history(
-            conn,
-            base,
-            old["id"],
-            "UPDATE",
-            old["canonical_statement"],
-            values["statement"],
-            old["status"],
-            old["status"],
-            "rebuilt",
-        )
-    return int(old["id"])
-
-
-def _history(
-    conn: Conn,
-    base: dict[str, Any],
-    entry_id: int,
-    action: str,
-    old: str | None,
-    new: str | None,
-    old_status: str | None,
-    new_status: str | None,
-    reason: str,
-) -> None:
-    conn.execute(
-        Q["insert_history"],
-        {
-            **base,
-            "entry_id": entry_id,
-            "action": action,
-            "old_statement": old,
-            "new_statement": new,
-            "old_status": old_status,
-            "new_status": new_status,
-            "actor": ACTOR,
-            "reason": reason,
-        },
-    )
+def _entry_columns(
+    items: Sequence[Extracted], vectors: Sequence[Any], external: dict[int, str]
+) -> dict[str, Any]:
+    return {
+        **_item_columns(items),
+        "embedding": list(vectors),
+        "valid_from": [i.valid_from for i in items],
+        "source_external_ids": [Jsonb([external[e] for e in i.source_event_ids]) for i in items],
+    }
 
 
 def record_failure(

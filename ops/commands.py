@@ -169,6 +169,7 @@ def _print_entries(rt: Runtime) -> None:
 
 
 from ops.bench import commands as _bench  # noqa: E402,F401  (registers `bench`)
+from ops.eval import commands as _eval  # noqa: E402,F401  (registers `eval`)
 
 
 @cli.command()

@@ -139,6 +139,11 @@ def resolve(phrase: str, anchor: datetime | date) -> ResolvedDate | None:
 def rewrite_dates(text: str, anchor: datetime | date) -> tuple[str, tuple[ResolvedDate, ...]]:
     """Replace each date phrase in ``text`` by its absolute form."""
     found = find_dates(text, anchor)
+    return apply_dates(text, found), found
+
+
+def apply_dates(text: str, found: tuple[ResolvedDate, ...]) -> str:
+    """``text`` with the date phrases ``found`` in it (by :func:`find_dates`) made absolute."""
     pieces: list[str] = []
     cursor = 0
     for item in found:
@@ -150,4 +155,4 @@ def rewrite_dates(text: str, anchor: datetime | date) -> tuple[str, tuple[Resolv
         pieces.extend((text[cursor:start], replacement))
         cursor = end
     pieces.append(text[cursor:])
-    return "".join(pieces), found
+    return "".join(pieces)

@@ -145,4 +145,9 @@ def render(
 ) -> tuple[str, tuple[ResolvedDate, ...]]:
     """``text`` with absolute dates and names instead of pronouns, plus the dates found."""
     dated, found = rewrite_dates(text, anchor)
-    return PersonRewriter(speaker, addressee).rewrite(dated), found
+    return rewrite_persons(dated, speaker, addressee), found
+
+
+def rewrite_persons(text: str, speaker: str, addressee: str | None) -> str:
+    """``text`` said by ``speaker`` to ``addressee`` with names instead of pronouns."""
+    return PersonRewriter(speaker, addressee).rewrite(text)

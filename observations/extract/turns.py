@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from observations.extract.base import SessionEvent, SessionInput
-from observations.extract.dates import ResolvedDate
-from observations.extract.rewrite import render
+from observations.extract.dates import ResolvedDate, apply_dates, find_dates
+from observations.extract.rewrite import rewrite_persons
 from observations.extract.text import (
     caption_of,
     content_words,
@@ -21,20 +21,27 @@ from observations.extract.text import (
 CONVERSATIONAL_ROLES = ("user", "assistant")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Sentence:
     """One sentence of a turn: as written, and rendered with names and absolute dates."""
 
     index: int
     text: str  # leading filler stripped
-    rendered: str
     dates: tuple[ResolvedDate, ...]
     words: tuple[str, ...]  # content words, lower-case
     names: tuple[str, ...]  # capitalised names other than the speaker's
+    speaker: str
+    addressee: str | None
 
     @property
     def question(self) -> bool:
         return is_question(self.text)
+
+    @cached_property
+    def rendered(self) -> str:
+        """Self-contained: names instead of pronouns, absolute dates (made when first used:
+        most sentences of a session are never stated on their own)."""
+        return rewrite_persons(apply_dates(self.text, self.dates), self.speaker, self.addressee)
 
 
 @dataclass(frozen=True)
@@ -57,15 +64,15 @@ class Turn:
             text = strip_vocative(strip_filler(raw), self.addressee)
             if not text:
                 continue
-            rendered, dates = render(text, self.speaker, self.addressee, self.event.occurred_at)
             found.append(
                 Sentence(
                     index,
                     text,
-                    rendered,
-                    dates,
+                    find_dates(text, self.event.occurred_at),
                     tuple(content_words(text)),
                     tuple(names(text, exclude=(self.speaker,))),
+                    self.speaker,
+                    self.addressee,
                 )
             )
         return tuple(found)

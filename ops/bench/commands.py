@@ -66,9 +66,14 @@ def bench_build(ctx: Context, sessions: int) -> None:
     with services as urls, scratch_database(urls.database_url) as url, bench_conn(url) as conn:
         f = run_build(conn, config, config.embedder, sessions=sessions, now=wall_clock())
     click.echo(
-        f"build: {f.sessions} sessions, {f.items_per_session:.1f} items/session\n"
-        f"  heuristic extract + gates (no embeddings): {f.extract_sessions_per_s:,.0f} sessions/s\n"
+        f"build: {f.sessions} sessions ({f.events_per_session:.1f} events, "
+        f"{f.items_per_session:.1f} items each)\n"
+        f"  {config.extractor.name} extract + gates (no DB, no embeddings): "
+        f"{f.extract_sessions_per_s:,.0f} sessions/s\n"
         f"  embedding ({config.embedder.model}): {f.embed_sentences_per_s:,.0f} sentences/s\n"
-        f"  end to end (DB + extract + embed + write): {f.e2e_sessions_per_s:,.1f} sessions/s\n"
+        f"  build without embedding (DB read + extract + write): "
+        f"{f.write_sessions_per_s:,.1f} sessions/s\n"
+        f"  end to end (DB read + extract + embed + write): "
+        f"{f.e2e_sessions_per_s:,.1f} sessions/s\n"
         f"  peak RSS {f.peak_rss_mib:.0f} MiB"
     )

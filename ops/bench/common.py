@@ -13,9 +13,9 @@ BENCH_DATABASE = "memledger_bench"
 
 
 @contextmanager
-def scratch_database(server_url: str) -> Iterator[str]:
-    """A freshly created benchmark database on the same server, with the schema."""
-    url = recreate_database(server_url, BENCH_DATABASE)
+def scratch_database(server_url: str, name: str = BENCH_DATABASE) -> Iterator[str]:
+    """A freshly created database ``name`` on the same server, with the schema."""
+    url = recreate_database(server_url, name)
     with connect(url, autocommit=True) as conn:
         apply_schema(conn)
     yield url

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 from psycopg import sql
 
@@ -149,15 +150,18 @@ class FailingExtractor:
         raise RuntimeError(f"extractor crashed on session {session.session_id}")
 
 
-class ShortEmbedder:
-    """Returns one vector too few: the builder fails after it has written some rows."""
+class NaNEmbedder:
+    """Returns a NaN in its last vector: PostgreSQL refuses it when the entries are written,
+    after the session's observations are."""
 
     def __init__(self) -> None:
         self.inner = HashEmbedder()
         self.model, self.dim = self.inner.model, self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        return self.inner.embed(texts)[:-1]
+        vectors = self.inner.embed(texts)
+        vectors[-1, 0] = float("nan")
+        return vectors
 
 
 # ------------------------------------------------------------------------------ provenance
@@ -476,8 +480,8 @@ def test_failure_after_rows_were_written_rolls_the_whole_session_back(conn: Conn
     session_id = ingest_sample(conn, tenant)[0]["id"]
     build_session(conn, tenant, session_id, hash_config(), now=NOW)
     before = snapshot(conn, tenant)
-    broken = BuildConfig(Revised("2", lambda i: i), ShortEmbedder())
-    with pytest.raises(ValueError):
+    broken = BuildConfig(Revised("2", lambda i: i), NaNEmbedder())
+    with pytest.raises(psycopg.errors.DataException, match="NaN"):
         build_session(conn, tenant, session_id, broken, now=LATER)
     assert snapshot(conn, tenant) == before  # v1 observations and entries intact
 

@@ -262,7 +262,7 @@ def assert_built_exactly_once(conn: Conn, tenant: str, session_id: int) -> None:
     adds = Counter(h["entry_id"] for h in rows["history"] if h["entry_id"] in entry_ids)
     assert adds == Counter(dict.fromkeys(entry_ids, 1))
     assert {h["action"] for h in rows["history"] if h["entry_id"] in entry_ids} == {"ADD"}
-    links = Counter(int(link["dst_id"]) for link in rows["links"])
+    links = Counter(int(k["dst_id"]) for k in rows["links"] if k["relation"] == "extracted_as")
     assert {i: links[i] for i in entry_ids} == dict.fromkeys(entry_ids, 1)
 
 

@@ -1,0 +1,1 @@
+"""Evaluations on public benchmarks (``memledger eval ...``)."""
