@@ -204,13 +204,16 @@ CREATE TABLE IF NOT EXISTS user_profile (
     tenant_id         text        NOT NULL,
     user_id           text        NOT NULL,
     key               text        NOT NULL,
+    -- the current fact's value and statement (materializers/profile.py)
     value             text        NOT NULL,
     statement         text        NOT NULL,
     confidence        real        NOT NULL,
-    source_entry_ids  bigint[]    NOT NULL,
-    -- facts that disagree with the current value: [{entry_id, value, valid_from}]
+    -- the current fact and the active facts stating the same value
+    source_entry_ids  bigint[]    NOT NULL CHECK (cardinality(source_entry_ids) > 0),
+    -- active facts that disagree: [{entry_id, value, statement, valid_from}]
     conflicts         jsonb       NOT NULL DEFAULT '[]',
     valid_from        timestamptz NOT NULL,
+    -- system time the row last changed
     updated_at        timestamptz NOT NULL,
     PRIMARY KEY (tenant_id, user_id, key)
 );
@@ -225,9 +228,10 @@ CREATE TABLE IF NOT EXISTS skill_proposal (
     steps             jsonb       NOT NULL DEFAULT '[]',
     failures          jsonb       NOT NULL DEFAULT '[]',
     applies_to        jsonb       NOT NULL DEFAULT '[]',
-    -- how many sessions showed this skill
+    -- how many sessions showed this skill (0: a reviewed skill whose evidence is gone)
     evidence_count    integer     NOT NULL DEFAULT 0,
     source_entry_ids  bigint[]    NOT NULL DEFAULT '{}',
+    -- review state: never derived from entries, kept by every recomputation
     status            text        NOT NULL DEFAULT 'proposed'
                       CHECK (status IN ('proposed', 'published', 'rejected')),
     reviewed_by       text,
@@ -236,7 +240,10 @@ CREATE TABLE IF NOT EXISTS skill_proposal (
     created_at        timestamptz NOT NULL,
     updated_at        timestamptz NOT NULL,
     PRIMARY KEY (tenant_id, id),
-    UNIQUE (tenant_id, agent_id, skill_key)
+    UNIQUE (tenant_id, agent_id, skill_key),
+    CHECK (evidence_count BETWEEN 0 AND cardinality(source_entry_ids)),
+    CHECK ((status = 'proposed') = (reviewed_at IS NULL)),
+    CHECK ((reviewed_at IS NULL) = (reviewed_by IS NULL))
 );
 
 CREATE TABLE IF NOT EXISTS consumer_checkpoint (

@@ -110,3 +110,17 @@ SELECT * FROM memory_session_events
  WHERE id > %(after)s
  ORDER BY id
  LIMIT %(limit)s;
+
+-- name: open_session_tail
+-- The newest events of the channel's open session, newest first.
+SELECT e.id, e.external_id, e.actor_id, e.actor_name, e.role, e.content, e.occurred_at,
+       e.session_id
+  FROM memory_sessions s
+  JOIN memory_session_events e ON e.tenant_id = s.tenant_id AND e.session_id = s.id
+ WHERE s.tenant_id = %(tenant_id)s AND s.channel_id = %(channel_id)s AND s.status = 'open'
+ ORDER BY e.occurred_at DESC, e.seq DESC
+ LIMIT %(limit)s;
+
+-- name: open_session_id
+SELECT id FROM memory_sessions
+ WHERE tenant_id = %(tenant_id)s AND channel_id = %(channel_id)s AND status = 'open';

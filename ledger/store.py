@@ -314,3 +314,19 @@ def events_after(
         return conn.execute(Q["events_after"], params).fetchall()
     with tenant_scope(conn, tenant_id):
         return conn.execute(Q["events_after"], params).fetchall()
+
+
+def open_session_tail(
+    conn: Conn, tenant_id: str, channel_id: str, *, limit: int
+) -> list[dict[str, Any]]:
+    """The channel's open session's newest ``limit`` events, oldest first ([] if none open)."""
+    with tenant_scope(conn, tenant_id):
+        params = {"tenant_id": tenant_id, "channel_id": channel_id, "limit": limit}
+        return conn.execute(Q["open_session_tail"], params).fetchall()[::-1]
+
+
+def open_session_id(conn: Conn, tenant_id: str, channel_id: str) -> int | None:
+    with tenant_scope(conn, tenant_id):
+        params = {"tenant_id": tenant_id, "channel_id": channel_id}
+        row = conn.execute(Q["open_session_id"], params).fetchone()
+    return None if row is None else int(row["id"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import dramatiq
 import structlog
@@ -18,12 +19,14 @@ from psycopg_pool import ConnectionPool
 from ledger.db import Conn
 from ledger.errors import MemledgerError, SessionNotFound
 from ledger.scope import check_id
+from materializers import runner
 from observations import builder
 from ops.runtime import wall_clock
 from ops.settings import Settings
 
 log = structlog.get_logger(__name__)
 BUILD_QUEUE = "builds"
+READ_MODEL_QUEUE = "read_models"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,7 @@ class WorkerState:
 
 
 _state: WorkerState | None = None
+_projector: dramatiq.Actor[[str], None] | None = None
 
 
 def build_session(tenant_id: str, session_id: int) -> None:
@@ -54,6 +58,8 @@ def build_session(tenant_id: str, session_id: int) -> None:
             return
     if outcome.status == "busy":
         raise dramatiq.Retry(delay=1000)
+    if outcome.status == "built" and _projector is not None:
+        _projector.send(tenant_id)
     log.info(
         "session_built",
         tenant_id=tenant_id,
@@ -62,6 +68,23 @@ def build_session(tenant_id: str, session_id: int) -> None:
         entries=outcome.entries,
         dropped=outcome.dropped,
         fallback_reason=outcome.fallback_reason,
+    )
+
+
+def project_read_models(tenant_id: str) -> None:
+    """Apply the tenant's entry changes to its read models; a duplicate message is a no-op."""
+    check_id(tenant_id, "tenant_id")
+    state = _require_state()
+    with state.pool.connection() as conn:
+        stats = runner.project(conn, tenant_id, now=wall_clock())
+    log.info(
+        "read_models_projected",
+        tenant_id=tenant_id,
+        changes=stats.changes,
+        owners=stats.owners,
+        profile_rows=stats.profile_rows,
+        skill_rows=stats.skill_rows,
+        position=stats.position,
     )
 
 
@@ -96,14 +119,16 @@ def _require_state() -> WorkerState:
 def register(
     broker: dramatiq.Broker, state: WorkerState | None
 ) -> dramatiq.Actor[[str, int], None]:
-    """Declare the actors on ``broker``; ``state`` is needed where messages are processed."""
-    global _state
+    """Declare the actors on ``broker`` and return the build actor (it queues projections
+    itself); ``state`` is needed where messages are processed."""
+    global _state, _projector
     if state is not None:
         _state = state
-    declare = dramatiq.actor(
-        broker=broker, queue_name=BUILD_QUEUE, max_retries=20, min_backoff=500, max_backoff=10_000
+    retries: dict[str, Any] = {"max_retries": 20, "min_backoff": 500, "max_backoff": 10_000}
+    _projector = dramatiq.actor(broker=broker, queue_name=READ_MODEL_QUEUE, **retries)(
+        project_read_models
     )
-    return declare(build_session)
+    return dramatiq.actor(broker=broker, queue_name=BUILD_QUEUE, **retries)(build_session)
 
 
 def enqueue_builds(

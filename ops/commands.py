@@ -20,7 +20,11 @@ from ops.pipeline import (
     wait_for_builds,
 )
 from ops.runtime import Runtime, open_runtime, wall_clock
+from retrieval.bundle import render_text
+from retrieval.recent import RecentWindow
+from retrieval.search import Scope
 
+SAMPLE_QUESTION = "Book me a flight to Berlin and a restaurant for dinner there."
 SESSION_COLUMNS = [
     "id",
     "channel_id",
@@ -87,6 +91,7 @@ def _ingest_file(rt: Runtime, file: Path, batch_size: int | None) -> IngestRepor
             limits=s.limits,
             batch_size=batch_size or s.ingest_batch_size,
             on_batch=bar.update,
+            window=RecentWindow.from_url(rt.urls.redis_url, s.recent_window),
         )
 
 
@@ -145,7 +150,7 @@ def sweep(ctx: Context) -> None:
 @pass_ctx
 def run(ctx: Context, file: Path | None) -> None:
     """The main job on the embedded default: ingest a transcript, close idle sessions,
-    and show the ledger."""
+    and show the ledger, the memory entries and the read models."""
     with open_runtime(ctx.settings) as rt:
         click.echo(f"database: {rt.urls.database_url}\nredis:    {rt.urls.redis_url}\n")
         _print_report(_ingest_file(rt, file or sample_path(), None))
@@ -157,6 +162,13 @@ def run(ctx: Context, file: Path | None) -> None:
             waiting = wait_for_builds(rt, timeout=600)
         click.echo(f"\nbuilds queued: {queued}, still waiting: {waiting}\n")
         _print_entries(rt)
+        _read_models.show_after_run(rt)
+        if file is None:  # a question about the sample
+            scope = Scope(rt.settings.tenant, user_id="maya", agent_id="atlas")
+            bundle = _retrieval.context_bundle(rt, SAMPLE_QUESTION, scope, None, None)
+            click.echo(f"\ncontext bundle for maya and atlas: {SAMPLE_QUESTION!r}\n")
+            click.echo(render_text(bundle))
+            click.echo(f"\n({bundle.used_tokens}/{bundle.budget_tokens} tokens)")
 
 
 def _print_entries(rt: Runtime) -> None:
@@ -168,6 +180,8 @@ def _print_entries(rt: Runtime) -> None:
         click.echo(f"      key={e['key']} from {','.join(e['source_external_ids'])}")
 
 
+from ops import readmodel_commands as _read_models  # noqa: E402  (profile, skills, rebuild)
+from ops import retrieval_commands as _retrieval  # noqa: E402  (search, context)
 from ops.bench import commands as _bench  # noqa: E402,F401  (registers `bench`)
 from ops.eval import commands as _eval  # noqa: E402,F401  (registers `eval`)
 

@@ -1,4 +1,4 @@
-"""Builds the stages' collaborators (extractor, embedder, build config) from settings."""
+"""Builds the stages' collaborators (extractor, embedder, build and search settings)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from observations.embed import Embedder, make_embedder
 from observations.extract.base import Extractor
 from observations.extract.heuristic import HeuristicExtractor
 from ops.settings import Settings
+from retrieval.search import SearchSettings
+from retrieval.types import RetrievalWeights
 
 
 def make_embedder_from(settings: Settings) -> Embedder:
@@ -47,4 +49,19 @@ def make_build_config(settings: Settings) -> BuildConfig:
         extractor=make_extractor_from(settings),
         embedder=make_embedder_from(settings),
         gates=GateConfig(min_confidence=settings.min_confidence),
+    )
+
+
+def make_search_settings(settings: Settings) -> SearchSettings:
+    return SearchSettings(
+        weights=RetrievalWeights(
+            similarity=settings.rank_similarity,
+            recency=settings.rank_recency,
+            access=settings.rank_access,
+            recency_tau_days=settings.rank_recency_tau_days,
+            fresh_half_life_hours=settings.rank_fresh_half_life_hours,
+            summary_bonus=settings.rank_summary_bonus,
+        ),
+        candidates=settings.search_candidates,
+        exact_scope_cap=settings.search_exact_scope_cap,
     )

@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ledger.db import Conn
 from ledger.errors import InvalidEvent
 from ledger.events import EventIn, Limits, iter_chunks, parse_events
-from ledger.store import append
+from ledger.store import AppendResult, append
+from retrieval.recent import RecentWindow
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,7 @@ def ingest_lines(
     limits: Limits,
     batch_size: int,
     on_batch: Callable[[int], None] = lambda n: None,
+    window: RecentWindow | None = None,
 ) -> IngestReport:
     report = IngestReport()
     for batch in iter_chunks(lines, batch_size):
@@ -63,8 +65,19 @@ def ingest_lines(
             report.accepted += result.accepted
             report.duplicates += result.duplicates
             report.closed_sessions.extend(result.closed)
+            if window is not None:
+                window.record(tenant_id, accepted_events(events, result))
         on_batch(len(batch))
     return report
+
+
+def accepted_events(events: list[EventIn], result: AppendResult) -> list[dict[str, Any]]:
+    """The events an append stored, with the session each went to."""
+    return [
+        {**events[o.index].model_dump(), "session_id": o.session_id}
+        for o in result.outcomes
+        if o.status == "accepted"
+    ]
 
 
 def _decode(

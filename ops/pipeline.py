@@ -9,6 +9,7 @@ from contextlib import contextmanager
 import dramatiq
 
 from ledger.db import make_pool
+from materializers.runner import ProjectStats, project
 from observations.builder import sessions_to_build, waiting_builds
 from ops import actors
 from ops.broker import close_broker, setup_broker, start_worker
@@ -58,3 +59,12 @@ def wait_for_builds(rt: Runtime, *, timeout: float) -> int:
         if waiting == 0 or time.monotonic() > deadline:
             return waiting
         time.sleep(0.2)
+
+
+def project_read_models(rt: Runtime) -> ProjectStats:
+    """Apply the tenant's entry changes to its read models now, in this process.
+
+    Workers queue a projection after each build; this catches up at once (a no-op when they
+    already have), so what runs next reads current read models.
+    """
+    return project(rt.conn, rt.settings.tenant, now=wall_clock())

@@ -60,6 +60,19 @@ class Settings(BaseSettings):
     build_backoff_seconds: float = Field(default=30, gt=0)
     build_max_attempts: int = Field(default=5, gt=0)
     worker_threads: int = Field(default=2, gt=0)
+    recent_window: int = Field(
+        default=20, gt=0, le=1000, description="messages per channel kept in Redis for context"
+    )
+    context_budget_tokens: int = Field(default=1000, gt=0, description="default bundle budget")
+    # retrieval ranking (see docs/retrieval.md)
+    search_candidates: int = Field(default=50, gt=0, le=1000)
+    search_exact_scope_cap: int = Field(default=5000, gt=0)
+    rank_similarity: float = Field(default=0.6, ge=0)
+    rank_recency: float = Field(default=0.05, ge=0)
+    rank_access: float = Field(default=0.2, ge=0)
+    rank_recency_tau_days: float = Field(default=30, gt=0)
+    rank_fresh_half_life_hours: float = Field(default=72, gt=0)
+    rank_summary_bonus: float = Field(default=1.25, gt=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     @property

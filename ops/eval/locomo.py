@@ -1,9 +1,16 @@
 """``memledger eval locomo``: the LoCoMo conversations through the whole pipeline.
 
-Each conversation is ingested into its own tenant with its real dates, every session is
-built, and the figures of the build are measured against the benchmark's reference facts:
-entries per session, the share of entries whose provenance names real events of their own
-session, and the share of reference facts whose source turn is in some entry's provenance.
+Each conversation is ingested into its own tenant with its real dates and every session is
+built. The build is measured against the benchmark's reference facts: entries per session,
+the share of entries whose provenance names real events of their own session, and the
+share of reference facts whose source turn is in some entry's provenance.
+
+Then every scored question is asked through the retrieval gateway, scoped to its
+conversation's tenant, and evidence recall is computed from the provenance of what came
+back: in the top 5 and top 10 results, and within a context bundle of 1,000 tokens. The
+baseline, computed in the same run, is BM25 over the raw turns (each written as
+"[date] speaker: text [image: caption]"), top 5, top 10 and as many whole turns as fit in
+the same budget.
 """
 
 from __future__ import annotations
@@ -17,7 +24,15 @@ from ledger.db import Conn, tenant_scope
 from ledger.events import iter_chunks
 from ledger.store import append, list_sessions, sweep_idle
 from observations.builder import BuildConfig, build_session
-from ops.eval.locomo_data import Conversation, events
+from observations.embed import Embedder
+from ops.eval.locomo_data import SCORED_CATEGORIES, Conversation, Question, events, turn_text
+from retrieval.bm25 import BM25
+from retrieval.context import ContextRequest, build_context, bundle_provenance
+from retrieval.search import Scope, SearchSettings, external_ids, search
+from retrieval.tokens import TokenCounter
+
+METHODS = ("memledger@5", "memledger@10", "memledger@bundle", "bm25@5", "bm25@10", "bm25@bundle")
+BUNDLE_TOKENS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,3 +130,81 @@ def total(figures: list[BuildFigures]) -> BuildFigures:
         sum(f.covered_facts for f in figures),
         kinds,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    category: int
+    recall: dict[str, float]  # method → share of the evidence turns found
+
+
+def ask(
+    conn: Conn,
+    conversation: Conversation,
+    *,
+    embedder: Embedder,
+    counter: TokenCounter,
+    settings: SearchSettings,
+    on_question: Callable[[], None] = lambda: None,
+) -> list[Answer]:
+    """Every scored question through the gateway and through the BM25 baseline."""
+    turns = list(conversation.turns)
+    texts = [turn_text(t) for t in turns]
+    bm25 = BM25(texts)
+    scope = Scope(tenant_of(conversation))
+    now = turns[-1].at + timedelta(days=1)  # asked the day after the last session
+    answers = []
+    for q in conversation.questions:
+        top = search(
+            conn, scope, q.question, embedder=embedder, now=now, limit=10, settings=settings
+        )
+        request = ContextRequest(scope=scope, query=q.question, budget_tokens=BUNDLE_TOKENS)
+        bundle = build_context(
+            conn, request, embedder=embedder, counter=counter, now=now, settings=settings
+        )
+        in_bundle = {x for p in bundle_provenance(bundle) for x in p.external_ids}
+        ranked = [turns[i].dia_id for i, _ in bm25.top(q.question, len(turns))]
+        found = {
+            "memledger@5": external_ids(top[:5]),
+            "memledger@10": external_ids(top),
+            "memledger@bundle": in_bundle,
+            "bm25@5": set(ranked[:5]),
+            "bm25@10": set(ranked[:10]),
+            "bm25@bundle": _fit(
+                ranked, {t.dia_id: x for t, x in zip(turns, texts, strict=True)}, counter
+            ),
+        }
+        answers.append(Answer(q.category, {m: _recall(q, ids) for m, ids in found.items()}))
+        on_question()
+    return answers
+
+
+def _recall(question: Question, found: set[str]) -> float:
+    return sum(d in found for d in question.evidence) / len(question.evidence)
+
+
+def _fit(ranked: list[str], text: dict[str, str], counter: TokenCounter) -> set[str]:
+    """The best-ranked whole turns that fit in the bundle budget, one per line."""
+    taken, spent = set(), 0
+    for dia_id in ranked:
+        cost = counter(text[dia_id])
+        if spent + cost <= BUNDLE_TOKENS:
+            taken.add(dia_id)
+            spent += cost
+    return taken
+
+
+def recall_table(answers: list[Answer]) -> dict[str, dict[str, float]]:
+    """Mean recall per method, for each category and overall (with the question count)."""
+    groups = {
+        SCORED_CATEGORIES[c]: [a for a in answers if a.category == c] for c in SCORED_CATEGORIES
+    }
+    groups["overall"] = answers
+    return {
+        name: {
+            "questions": len(group),
+            **{m: sum(a.recall[m] for a in group) / len(group) for m in METHODS},
+        }
+        for name, group in groups.items()
+        if group
+    }

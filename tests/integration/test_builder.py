@@ -235,7 +235,7 @@ def test_built_session_records_version_and_gate_statistics(conn: Conn) -> None:
     ingest_sample(conn, tenant)
     config = hash_config()
     outcomes = build_all(conn, tenant, config)
-    assert config.build_version == "heuristic-1+hash-v1-384"
+    assert config.build_version == "heuristic-2+hash-v1-384"
     for session_id, outcome in outcomes.items():
         s = session_row(conn, tenant, session_id)
         assert s["status"] == "built"
@@ -243,7 +243,8 @@ def test_built_session_records_version_and_gate_statistics(conn: Conn) -> None:
         assert (s["built_at"], s["build_attempts"], s["next_attempt_at"]) == (NOW, 1, None)
         assert s["last_error"] is None
         stats = s["build_stats"]
-        assert (stats["extractor"], stats["extractor_version"]) == ("heuristic", "1")
+        version = HeuristicExtractor.version
+        assert (stats["extractor"], stats["extractor_version"]) == ("heuristic", version)
         assert set(stats["dropped"]) == set(GATES)
         assert stats["dropped"] == outcome.dropped
         n = len(rows(conn, "memory_entries", tenant, "source_session_id = %s", session_id))
@@ -330,7 +331,7 @@ def test_new_build_version_updates_entries_in_place_with_history(conn: Conn) -> 
         o["id"] for o in rows(conn, "memory_observations", tenant, "session_id = %s", session_id)
     }
     others_before = other_sessions_rows(conn, tenant, session_id)
-    v2 = BuildConfig(Revised("2", revise), HashEmbedder())
+    v2 = BuildConfig(Revised("next", revise), HashEmbedder())
     outcome = build_session(conn, tenant, session_id, v2, now=LATER)
     assert (outcome.status, outcome.entries) == ("built", len(old_entries) - 1), outcome
 
@@ -368,7 +369,7 @@ def test_new_build_version_updates_entries_in_place_with_history(conn: Conn) -> 
     )
     s = session_row(conn, tenant, session_id)
     assert (s["status"], s["build_version"], s["built_at"]) == ("built", v2.build_version, LATER)
-    assert s["build_stats"]["extractor_version"] == "2"
+    assert s["build_stats"]["extractor_version"] == "next"
     assert other_sessions_rows(conn, tenant, session_id) == others_before
 
 
@@ -378,7 +379,7 @@ def test_after_a_new_build_version_entry_lineage_names_only_existing_observation
     tenant = new_tenant()
     ingest_sample(conn, tenant)
     build_all(conn, tenant, hash_config())
-    build_all(conn, tenant, BuildConfig(Revised("2"), HashEmbedder()))
+    build_all(conn, tenant, BuildConfig(Revised("next"), HashEmbedder()))
 
     observations = {o["id"]: o for o in rows(conn, "memory_observations", tenant)}
     entries = {e["id"]: e for e in rows(conn, "memory_entries", tenant)}
@@ -395,7 +396,7 @@ def test_new_build_version_with_the_same_statements_adds_no_history_rows(conn: C
     build_all(conn, tenant, hash_config())
     entries_before = rows(conn, "memory_entries", tenant)
     history_before = rows(conn, "memory_entry_history", tenant)
-    outcomes = build_all(conn, tenant, BuildConfig(Revised("2"), HashEmbedder()))
+    outcomes = build_all(conn, tenant, BuildConfig(Revised("next"), HashEmbedder()))
     assert {o.status for o in outcomes.values()} == {"built"}
     entries_after = rows(conn, "memory_entries", tenant)
     assert [(e["id"], e["canonical_statement"]) for e in entries_after] == [
@@ -480,7 +481,7 @@ def test_failure_after_rows_were_written_rolls_the_whole_session_back(conn: Conn
     session_id = ingest_sample(conn, tenant)[0]["id"]
     build_session(conn, tenant, session_id, hash_config(), now=NOW)
     before = snapshot(conn, tenant)
-    broken = BuildConfig(Revised("2", lambda i: i), NaNEmbedder())
+    broken = BuildConfig(Revised("next", lambda i: i), NaNEmbedder())
     with pytest.raises(psycopg.errors.DataException, match="NaN"):
         build_session(conn, tenant, session_id, broken, now=LATER)
     assert snapshot(conn, tenant) == before  # v1 observations and entries intact

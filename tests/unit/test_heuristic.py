@@ -210,10 +210,20 @@ def test_substantive_turn_without_facts_becomes_episodic_restatement() -> None:
     item = only(extract(lines), "episodic:101")
     assert item.kind == EPISODIC
     assert item.statement == (
-        "On 8 May 2023, Melanie said to Caroline: The support group has made Melanie feel "
-        "accepted and given Melanie courage."
+        "On 8 May 2023, Caroline asked Melanie: How did the exhibition go? Melanie replied: "
+        "The support group has made Melanie feel accepted and given Melanie courage."
     )
     assert item.owner_id == "melanie"
+    assert item.source_event_ids == (100, 101)  # the reply and the question it answers
+
+
+def test_turn_that_follows_its_own_speaker_is_restated_alone() -> None:
+    lines = [
+        ("melanie", "Guess what."),
+        ("melanie", "The support group has made me feel accepted and given me courage."),
+    ]
+    item = only(extract(lines), "episodic:101")
+    assert item.statement.startswith("On 8 May 2023, Melanie said")
     assert item.source_event_ids == (101,)
 
 
@@ -267,7 +277,7 @@ def test_same_input_gives_same_output() -> None:
     first = HeuristicExtractor().extract(session(CHAT))
     second = HeuristicExtractor().extract(session(CHAT))
     assert first == second
-    assert (first.extractor, first.version) == ("heuristic", "1")
+    assert first.extractor == "heuristic" and first.version == HeuristicExtractor.version
 
 
 def test_event_order_in_the_input_does_not_matter() -> None:

@@ -1,0 +1,169 @@
+-- name: lock_changes_exclusive
+-- Waits until no transaction that announced entry changes is still in flight.
+SELECT pg_advisory_xact_lock(%(key)s);
+
+-- name: last_history_id
+SELECT max(id) AS id FROM memory_entry_history WHERE tenant_id = %(tenant_id)s;
+
+-- name: ensure_checkpoint
+INSERT INTO consumer_checkpoint (tenant_id, consumer, position, updated_at)
+VALUES (%(tenant_id)s, %(consumer)s, 0, %(now)s)
+ON CONFLICT DO NOTHING;
+
+-- name: lock_checkpoint
+-- Serializes runs of the consumer for one tenant.
+SELECT position FROM consumer_checkpoint
+ WHERE tenant_id = %(tenant_id)s AND consumer = %(consumer)s
+   FOR UPDATE;
+
+-- name: advance_checkpoint
+UPDATE consumer_checkpoint
+   SET position = %(position)s, updated_at = %(now)s
+ WHERE tenant_id = %(tenant_id)s AND consumer = %(consumer)s AND position < %(position)s;
+
+-- name: changed_owners
+-- The owners whose entries changed in (after, upto], with how many changes each.
+SELECT e.owner_type, e.owner_id, count(*) AS changes
+  FROM memory_entry_history h
+  JOIN memory_entries e ON e.tenant_id = h.tenant_id AND e.id = h.entry_id
+ WHERE h.tenant_id = %(tenant_id)s AND h.id > %(after)s AND h.id <= %(upto)s
+ GROUP BY e.owner_type, e.owner_id
+ ORDER BY e.owner_type, e.owner_id;
+
+-- name: all_owners
+-- Every user/agent with entries or read-model rows (a rebuild also clears stale rows).
+SELECT 'user' AS owner_type, user_id AS owner_id
+  FROM user_profile WHERE tenant_id = %(tenant_id)s AND 'user' = ANY (%(owner_types)s)
+UNION
+SELECT 'agent', agent_id
+  FROM skill_proposal WHERE tenant_id = %(tenant_id)s AND 'agent' = ANY (%(owner_types)s)
+UNION
+SELECT DISTINCT owner_type, owner_id
+  FROM memory_entries
+ WHERE tenant_id = %(tenant_id)s AND owner_type = ANY (%(owner_types)s)
+ORDER BY 1, 2;
+
+-- name: all_tenants
+-- Tenants with entries (a loose index scan over the primary key) or read-model rows.
+WITH RECURSIVE t AS (
+    (SELECT tenant_id FROM memory_entries ORDER BY tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.tenant_id FROM memory_entries e
+             WHERE e.tenant_id > t.tenant_id ORDER BY e.tenant_id LIMIT 1)
+      FROM t WHERE t.tenant_id IS NOT NULL)
+SELECT tenant_id FROM t WHERE tenant_id IS NOT NULL
+UNION SELECT tenant_id FROM user_profile
+UNION SELECT tenant_id FROM skill_proposal
+ORDER BY 1;
+
+-- name: owner_entries
+-- The active entries of one owner of the kinds a read model folds.
+SELECT id, owner_type, owner_id, kind, key, canonical_statement, confidence, valid_from,
+       source_session_id, fields, status
+  FROM memory_entries
+ WHERE tenant_id = %(tenant_id)s AND owner_type = %(owner_type)s AND owner_id = %(owner_id)s
+   AND status = 'active' AND kind = ANY (%(kinds)s);
+
+-- name: profile_keys
+SELECT key FROM user_profile WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s;
+
+-- name: delete_profile_rows
+DELETE FROM user_profile
+ WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s AND key = ANY (%(keys)s);
+
+-- name: upsert_profile_rows
+-- %(rows)s: a JSON array of rows; an unchanged row is left as it is (updated_at too).
+INSERT INTO user_profile AS p
+       (tenant_id, user_id, key, value, statement, confidence, source_entry_ids, conflicts,
+        valid_from, updated_at)
+SELECT %(tenant_id)s, %(user_id)s, r.key, r.value, r.statement, r.confidence,
+       ARRAY(SELECT jsonb_array_elements_text(r.source_entry_ids)::bigint),
+       r.conflicts, r.valid_from, %(now)s
+  FROM jsonb_to_recordset(%(rows)s) AS r(key text, value text, statement text,
+       confidence real, source_entry_ids jsonb, conflicts jsonb, valid_from timestamptz)
+ON CONFLICT (tenant_id, user_id, key) DO UPDATE
+   SET value = EXCLUDED.value, statement = EXCLUDED.statement,
+       confidence = EXCLUDED.confidence, source_entry_ids = EXCLUDED.source_entry_ids,
+       conflicts = EXCLUDED.conflicts, valid_from = EXCLUDED.valid_from,
+       updated_at = EXCLUDED.updated_at
+ WHERE (p.value, p.statement, p.confidence, p.source_entry_ids, p.conflicts, p.valid_from)
+       IS DISTINCT FROM
+       (EXCLUDED.value, EXCLUDED.statement, EXCLUDED.confidence, EXCLUDED.source_entry_ids,
+        EXCLUDED.conflicts, EXCLUDED.valid_from)
+RETURNING key;
+
+-- name: agent_skills
+SELECT * FROM skill_proposal
+ WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+ ORDER BY skill_key;
+
+-- name: delete_skill_rows
+DELETE FROM skill_proposal WHERE tenant_id = %(tenant_id)s AND id = ANY (%(ids)s);
+
+-- name: upsert_skill_rows
+-- %(rows)s: a JSON array of rows; review columns are never touched here.
+INSERT INTO skill_proposal AS s
+       (tenant_id, agent_id, skill_key, goal, steps, failures, applies_to, evidence_count,
+        source_entry_ids, created_at, updated_at)
+SELECT %(tenant_id)s, %(agent_id)s, r.skill_key, r.goal, r.steps, r.failures, r.applies_to,
+       r.evidence_count, ARRAY(SELECT jsonb_array_elements_text(r.source_entry_ids)::bigint),
+       %(now)s, %(now)s
+  FROM jsonb_to_recordset(%(rows)s) AS r(skill_key text, goal text, steps jsonb,
+       failures jsonb, applies_to jsonb, evidence_count integer, source_entry_ids jsonb)
+ON CONFLICT (tenant_id, agent_id, skill_key) DO UPDATE
+   SET goal = EXCLUDED.goal, steps = EXCLUDED.steps, failures = EXCLUDED.failures,
+       applies_to = EXCLUDED.applies_to, evidence_count = EXCLUDED.evidence_count,
+       source_entry_ids = EXCLUDED.source_entry_ids, updated_at = EXCLUDED.updated_at
+ WHERE (s.goal, s.steps, s.failures, s.applies_to, s.evidence_count, s.source_entry_ids)
+       IS DISTINCT FROM
+       (EXCLUDED.goal, EXCLUDED.steps, EXCLUDED.failures, EXCLUDED.applies_to,
+        EXCLUDED.evidence_count, EXCLUDED.source_entry_ids)
+RETURNING id;
+
+-- name: skill_ids
+SELECT id, skill_key FROM skill_proposal
+ WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s;
+
+-- name: delete_stale_links
+-- Lineage of the given read-model rows that is not in the wanted (src_ids, dst_ids) pairs.
+DELETE FROM memory_links l
+ WHERE l.tenant_id = %(tenant_id)s AND l.relation = 'projected_to'
+   AND l.dst_type = %(dst_type)s AND l.dst_id = ANY (%(rows)s)
+   AND NOT EXISTS (
+       SELECT 1 FROM unnest(%(src_ids)s::bigint[], %(dst_ids)s::text[]) AS w(src_id, dst_id)
+        WHERE w.src_id = l.src_id AND w.dst_id = l.dst_id);
+
+-- name: insert_links
+INSERT INTO memory_links (tenant_id, src_type, src_id, relation, dst_type, dst_id, created_at)
+SELECT %(tenant_id)s, 'entry', w.src_id, 'projected_to', %(dst_type)s, w.dst_id, %(now)s
+  FROM unnest(%(src_ids)s::bigint[], %(dst_ids)s::text[]) AS w(src_id, dst_id)
+ON CONFLICT DO NOTHING;
+
+-- name: get_profile
+SELECT * FROM user_profile
+ WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s
+ ORDER BY key;
+
+-- name: list_skills
+SELECT * FROM skill_proposal
+ WHERE tenant_id = %(tenant_id)s
+   AND (%(agent_id)s::text IS NULL OR agent_id = %(agent_id)s)
+   AND (%(status)s::text IS NULL OR status = %(status)s)
+ ORDER BY agent_id, skill_key;
+
+-- name: review_skill
+UPDATE skill_proposal
+   SET status = %(status)s, reviewed_by = %(reviewer)s, reviewed_at = %(now)s,
+       review_reason = %(reason)s, updated_at = %(now)s
+ WHERE tenant_id = %(tenant_id)s AND id = %(id)s
+RETURNING *;
+
+-- name: checkpoint
+SELECT position FROM consumer_checkpoint
+ WHERE tenant_id = %(tenant_id)s AND consumer = %(consumer)s;
+
+-- name: profile_users
+SELECT DISTINCT user_id FROM user_profile
+ WHERE tenant_id = %(tenant_id)s
+ ORDER BY user_id
+ LIMIT %(limit)s;

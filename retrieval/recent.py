@@ -1,0 +1,104 @@
+"""The short-term window: the last N messages of each channel, kept in Redis on ingest.
+
+A context bundle's "recent messages" come from here in one round trip. Redis is a cache:
+when it is unreachable (or was flushed) the same messages are read from the ledger, so a
+bundle never fails for want of Redis.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import redis
+import structlog
+
+from ledger.db import Conn
+from ledger.store import open_session_id, open_session_tail
+from retrieval.items import RecentMessage
+
+log = structlog.get_logger(__name__)
+DEFAULT_SIZE = 20
+_PREFIX = "memledger:recent"
+
+
+class RecentWindow:
+    """Capped Redis lists ``memledger:recent:<tenant>:<channel>``, newest message first."""
+
+    def __init__(self, client: redis.Redis, size: int = DEFAULT_SIZE) -> None:
+        self.client = client
+        self.size = size
+
+    @classmethod
+    def from_url(cls, url: str, size: int = DEFAULT_SIZE) -> RecentWindow:
+        return cls(redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5), size)
+
+    def record(self, tenant_id: str, events: Sequence[dict[str, Any]]) -> bool:
+        """Push stored events (with their ``session_id``), in time order; False if Redis is
+        unreachable (the ledger has them anyway)."""
+        ordered = sorted(events, key=lambda e: e["occurred_at"])
+        try:
+            with self.client.pipeline(transaction=False) as pipe:
+                for e in ordered:
+                    pipe.lpush(_key(tenant_id, e["channel_id"]), json.dumps(_message(e)))
+                for key in sorted({_key(tenant_id, e["channel_id"]) for e in ordered}):
+                    pipe.ltrim(key, 0, self.size - 1)
+                pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("recent_window_unavailable", error=str(exc))
+            return False
+        return True
+
+    def cached(self, tenant_id: str, channel_id: str) -> list[dict[str, Any]] | None:
+        """The window's messages, newest first; None when Redis is unreachable."""
+        try:
+            raw = self.client.lrange(_key(tenant_id, channel_id), 0, self.size - 1)
+        except redis.RedisError as exc:
+            log.warning("recent_window_unavailable", error=str(exc))
+            return None
+        return [json.loads(m) for m in raw]
+
+
+def recent_messages(
+    conn: Conn, window: RecentWindow | None, tenant_id: str, channel_id: str, *, limit: int
+) -> list[RecentMessage]:
+    """The open session's newest ``limit`` messages, oldest first: from the window when it
+    holds them, else from the ledger."""
+    session_id = open_session_id(conn, tenant_id, channel_id)
+    if session_id is None:
+        return []
+    cached = window.cached(tenant_id, channel_id) if window is not None else None
+    if cached is not None:
+        mine = [m for m in cached if m["session_id"] == session_id][:limit]
+        if mine:  # an empty window for an open session means Redis lost it: use the ledger
+            return [_recent(m) for m in reversed(mine)]
+    rows = open_session_tail(conn, tenant_id, channel_id, limit=limit)
+    return [_recent(_message(r)) for r in rows]
+
+
+def _key(tenant_id: str, channel_id: str) -> str:
+    return f"{_PREFIX}:{tenant_id}:{channel_id}"
+
+
+def _message(e: dict[str, Any]) -> dict[str, Any]:
+    at = e["occurred_at"]
+    return {
+        "session_id": e["session_id"],
+        "event_id": e.get("id"),
+        "external_id": e["external_id"],
+        "speaker": e.get("actor_name") or e["actor_id"],
+        "occurred_at": at.isoformat() if isinstance(at, datetime) else at,
+        "content": e["content"],
+    }
+
+
+def _recent(m: dict[str, Any]) -> RecentMessage:
+    return RecentMessage(
+        speaker=m["speaker"],
+        occurred_at=datetime.fromisoformat(m["occurred_at"]),
+        content=m["content"],
+        event_id=m["event_id"],
+        external_id=m["external_id"],
+    )

@@ -1,0 +1,96 @@
+"""What ranking works on: candidates from the search lists, scored items, and the weights."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+SESSION_SUMMARY = "session_summary"
+
+# A score's named components (see scoring.score) and, after reranking, what changed it.
+Explain = Mapping[str, float | int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One memory entry found by the vector and/or the full-text search.
+
+    `similarity` is the cosine similarity (0..1) when the entry came from the vector list;
+    `vector_rank` and `text_rank` are its 1-based ranks in each list (None when absent).
+    """
+
+    entry_id: int
+    kind: str
+    owner_type: str
+    owner_id: str
+    key: str
+    statement: str
+    valid_from: datetime
+    confidence: float
+    importance: float
+    valid_to: datetime | None = None
+    status: str = "active"
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    source_session_id: int | None = None
+    source_event_ids: tuple[int, ...] = ()
+    source_external_ids: tuple[str, ...] = ()
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    similarity: float | None = None
+    text_rank: int | None = None
+    vector_rank: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A candidate with its score and the components that made it (`explain`)."""
+
+    candidate: Candidate
+    score: float
+    explain: Explain
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetrievalWeights:
+    """Scoring and reranking settings; the first defaults are the seeds' formulas.
+
+    score = (similarity·sim + recency·exp(-age/τ) + access·acc + rrf·rrf_norm)
+            × importance factor × confidence factor × fresh factor × summary bonus
+    """
+
+    # Weights of the base blend (seeds: 0.6 similarity / 0.2 recency / 0.2 access). Recency
+    # is 0.05, not 0.2: on the LoCoMo dev set 0.2 cost 0.05 of recall@10 (0.752 → 0.702),
+    # since questions ask about any time; a newer fact on the same key supersedes the older
+    # one anyway, so recency is not what keeps memory current.
+    similarity: float = 0.6
+    recency: float = 0.05
+    access: float = 0.2
+    # Weight of reciprocal-rank fusion, normalized to 0..1 (1 = first in both lists); it is
+    # what lets a full-text-only hit, which has no similarity, compete at all.
+    rrf: float = 0.3
+    # Time constant of the base recency decay exp(-age/τ) on valid_from (seeds: 30 days).
+    recency_tau_days: float = 30.0
+    # Reranker freshness: × (1 + fresh_boost · 0.5^(age / half-life)); seeds' 72 h
+    # half-life, so an item from the last few days gets up to 10 % more.
+    fresh_half_life_hours: float = 72.0
+    fresh_boost: float = 0.1
+    # Access count at which the log-scaled access component log1p(n)/log1p(N) reaches 1.
+    access_saturation: int = 100
+    # Type bonus for session summaries (seeds: 1.25×).
+    summary_bonus: float = 1.25
+    # Importance and confidence scale the score by (1 - w) + w·value: at w = 0.3 a value
+    # of 0 costs 30 % and a value of 1 costs nothing.
+    importance_weight: float = 0.3
+    confidence_weight: float = 0.3
+    # RRF constant k: each list adds 1/(k + rank) (Cormack et al. 2009 use 60).
+    rrf_k: int = 60
+    # Token-set Jaccard of normalized statements at or above which the lower-scored of two
+    # entries is dropped as a near-duplicate.
+    duplicate_threshold: float = 0.8
+    # Multiplier for an entry whose source events all lie in a session summary ranked
+    # above it (the summary already says it).
+    coverage_penalty: float = 0.5
+    # Scores below this are dropped after reranking (0 keeps everything).
+    min_score: float = 0.05

@@ -1,0 +1,283 @@
+"""The retrieval gateway on real PostgreSQL and Redis: scope completeness at scale, scope
+isolation, deterministic ranking, the bundle's budget, Redis down, access counts."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ledger import append, sweep_idle
+from ledger.db import Conn, connect
+from ledger.errors import MemledgerError
+from observations.builder import BuildConfig, build_session, sessions_to_build
+from observations.embed import HashEmbedder, Vectors
+from observations.extract.heuristic import HeuristicExtractor
+from ops.bench.synthetic import Pool, copy_entries, entry_rows
+from ops.services import drop_database, recreate_database
+from retrieval.access import AccessLog
+from retrieval.bundle import render_text
+from retrieval.context import ContextRequest, build_context, bundle_provenance
+from retrieval.recent import RecentWindow, recent_messages
+from retrieval.search import Filters, InvalidQuery, Scope, search
+from retrieval.tokens import approx_count
+
+NOW = datetime(2025, 10, 7, tzinfo=UTC)
+MINILM = "all-MiniLM-L6-v2-int8"
+
+
+class PoolEmbedder:
+    """Embeds a query as the pool vector of the statement it names (else a random unit
+    vector): stands in for the model so vectors at scale cost nothing to make."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool, self.model, self.dim = pool, pool.model, pool.vectors.shape[1]
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = []
+        for text in texts:
+            hits = [i for i, s in enumerate(self.pool.statements) if s in text]
+            out.append(self.pool.vectors[hits[0]] if hits else _unit(np.random.default_rng(0)))
+        return np.array(out, dtype=np.float32)
+
+
+def _unit(gen: np.random.Generator) -> Any:
+    v = gen.normal(size=384).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def make_pool(n: int = 200) -> Pool:
+    gen = np.random.default_rng(42)
+    statements = [f"synthetic statement number {i} about topic {i % 17}" for i in range(n)]
+    return Pool(statements, np.array([_unit(gen) for _ in range(n)]), MINILM)
+
+
+@pytest.fixture(scope="module")
+def large_db(admin_url: str, template_db: str) -> Iterator[tuple[str, Pool]]:
+    """A database with 100,000 entries of one user, 20 of another, 50 of another tenant."""
+    name = f"memledger_test_retrieval_{uuid.uuid4().hex[:8]}"
+    url = recreate_database(admin_url, name, template_db)
+    pool = make_pool()
+    with connect(url, autocommit=True) as c:
+        c.execute("DROP INDEX memory_entries_embedding_minilm")  # build after loading
+        start = NOW - timedelta(days=400)
+        copy_entries(
+            c, entry_rows("t1", [("big", 100_000), ("small", 20)], pool, start=start, seed=1)
+        )
+        copy_entries(c, entry_rows("t2", [("small", 50)], pool, start=start, seed=2))
+        c.execute("SET maintenance_work_mem = '1GB'")
+        c.execute(
+            "CREATE INDEX memory_entries_embedding_minilm ON memory_entries USING hnsw"
+            " ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_model = %s".replace(
+                "%s", f"'{MINILM}'"
+            )
+        )
+        c.execute("ANALYZE memory_entries")
+    yield url, pool
+    drop_database(admin_url, name)
+
+
+@pytest.mark.parametrize("limit", [1, 10, 20, 50])
+def test_small_user_beside_a_large_one_gets_every_result_it_has(
+    large_db: tuple[str, Pool], limit: int
+) -> None:
+    url, pool = large_db
+    with connect(url, autocommit=True) as c:
+        for query in pool.statements[:5]:
+            results = search(
+                c, Scope("t1", "small"), query, embedder=PoolEmbedder(pool), now=NOW, limit=limit
+            )
+            assert len(results) == min(limit, 20)
+            assert {r.candidate.owner_id for r in results} == {"small"}
+            big = search(
+                c, Scope("t1", "big"), query, embedder=PoolEmbedder(pool), now=NOW, limit=limit
+            )
+            assert len(big) == limit and {r.candidate.owner_id for r in big} == {"big"}
+
+
+def test_the_large_user_goes_through_hnsw(large_db: tuple[str, Pool]) -> None:
+    url, pool = large_db
+    with connect(url, autocommit=True) as c:
+        hits = search(
+            c,
+            Scope("t1", "big"),
+            pool.statements[3],
+            embedder=PoolEmbedder(pool),
+            now=NOW,
+            limit=10,
+        )
+        # near-duplicates of the query's statement come first
+        assert hits[0].candidate.statement.startswith(pool.statements[3] + " (")
+        assert hits[0].explain["similarity"] > 0.9
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.text(min_size=1, max_size=40).filter(str.strip),
+    user=st.sampled_from(["small", "big", "nobody"]),
+    kinds=st.lists(
+        st.sampled_from(["preference", "event", "'; DROP TABLE x; --", "%s"]), max_size=2
+    ),
+    history=st.booleans(),
+)
+def test_no_parameter_reaches_outside_the_scope(
+    large_db: tuple[str, Pool], query: str, user: str, kinds: list[str], history: bool
+) -> None:
+    url, pool = large_db
+    with connect(url, autocommit=True) as c:
+        filters = Filters(kinds=tuple(kinds), history=history)
+        results = search(
+            c,
+            Scope("t2", user),
+            query,
+            embedder=PoolEmbedder(pool),
+            now=NOW,
+            limit=50,
+            filters=filters,
+        )
+        assert all(r.candidate.owner_id == user for r in results)
+        assert all(r.candidate.owner_id == "small" for r in results)  # t2 has only "small"
+        assert not kinds or all(r.candidate.kind in kinds for r in results)
+
+
+def test_ranking_is_deterministic(large_db: tuple[str, Pool]) -> None:
+    url, pool = large_db
+    with connect(url, autocommit=True) as c:
+        runs = [
+            [
+                (r.candidate.entry_id, r.score)
+                for r in search(
+                    c,
+                    Scope("t1", "big"),
+                    "topic 5 statement",
+                    embedder=PoolEmbedder(pool),
+                    now=NOW,
+                    limit=20,
+                )
+            ]
+            for _ in range(3)
+        ]
+    assert runs[0] == runs[1] == runs[2] and len(runs[0]) == 20
+
+
+@pytest.mark.parametrize(
+    "scope", [lambda: Scope(""), lambda: Scope("t1", "bad id\n"), lambda: Scope("t1", None, "")]
+)
+def test_bad_scopes_are_refused(scope: Any) -> None:
+    with pytest.raises(MemledgerError):
+        scope()
+
+
+def test_bad_queries_are_refused(conn: Conn) -> None:
+    with pytest.raises(InvalidQuery, match="query"):
+        search(conn, Scope("t1"), "  ", embedder=HashEmbedder(), now=NOW)
+    with pytest.raises(InvalidQuery, match="limit"):
+        search(conn, Scope("t1"), "x", embedder=HashEmbedder(), now=NOW, limit=0)
+
+
+# ------------------------------------------------------------------ built sample, bundle
+
+
+def sample_events() -> list[dict[str, Any]]:
+    text = resources.files("ops").joinpath("samples/sample.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def build_sample(conn: Conn, tenant: str) -> None:
+    append(conn, tenant, sample_events(), now=NOW)
+    sweep_idle(conn, now=NOW, tenant_id=tenant)
+    config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
+    for t, sid in sessions_to_build(conn, now=NOW):
+        if t == tenant:
+            build_session(conn, tenant, sid, config, now=NOW)
+
+
+def test_user_scope_sees_own_facts_and_own_sessions_only(conn: Conn) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    build_sample(conn, tenant)
+    maya = search(
+        conn,
+        Scope(tenant, "maya"),
+        "peanut allergy restaurant",
+        embedder=HashEmbedder(),
+        now=NOW,
+        limit=50,
+    )
+    assert maya and maya[0].candidate.owner_id == "maya"
+    for r in maya:
+        c = r.candidate
+        assert (c.owner_type, c.owner_id) == ("user", "maya") or "maya" in c.fields[
+            "participant_ids"
+        ]
+    other = search(
+        conn, Scope(f"{tenant}-other", "maya"), "peanut", embedder=HashEmbedder(), now=NOW
+    )
+    assert other == []
+
+
+@pytest.mark.parametrize("budget", [60, 150, 400, 1000])
+def test_bundle_stays_under_budget_with_whole_items(conn: Conn, budget: int) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    build_sample(conn, tenant)
+    request = ContextRequest(
+        scope=Scope(tenant, "maya"), query="what should I cook for Maya?", budget_tokens=budget
+    )
+    bundle = build_context(conn, request, embedder=HashEmbedder(), counter=approx_count, now=NOW)
+    text = render_text(bundle)
+    assert approx_count(text) <= bundle.used_tokens <= budget
+    assert all(m.statement in text for m in bundle.memories)
+    assert all(s.statement in text for s in bundle.summaries)
+    assert all(p.external_ids for p in bundle_provenance(bundle))
+
+
+def test_recent_messages_come_from_redis_and_from_the_ledger_when_redis_is_down(
+    conn: Conn, redis_url: str
+) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
+    result = append(conn, tenant, events, now=NOW)  # one open session
+    stored = [
+        {**e, "session_id": o.session_id, "occurred_at": datetime.fromisoformat(e["occurred_at"])}
+        for e, o in zip(events, result.outcomes, strict=True)
+    ]
+    up = RecentWindow.from_url(redis_url, size=3)
+    assert up.record(tenant, stored)
+    from_redis = recent_messages(conn, up, tenant, "dm-maya", limit=3)
+    down = RecentWindow.from_url("redis://127.0.0.1:1/0", size=3)  # nothing listens there
+    assert down.record(tenant, stored) is False
+    from_ledger = recent_messages(conn, down, tenant, "dm-maya", limit=3)
+    assert [m.content for m in from_redis] == [m.content for m in from_ledger]
+    assert [m.external_id for m in from_ledger] == [e["external_id"] for e in events[1:]]
+    request = ContextRequest(scope=Scope(tenant, "maya"), query="hello", budget_tokens=500)
+    bundle = build_context(
+        conn, request, embedder=HashEmbedder(), counter=approx_count, now=NOW, recent=from_ledger
+    )
+    assert [m.content for m in bundle.recent] == [m.content for m in from_ledger]
+
+
+def test_access_counts_are_written_in_one_batch(conn: Conn) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    build_sample(conn, tenant)
+    hits = search(conn, Scope(tenant), "peanut allergy", embedder=HashEmbedder(), now=NOW, limit=3)
+    log = AccessLog()
+    ids = [h.candidate.entry_id for h in hits]
+    log.record(tenant, ids, NOW)
+    log.record(tenant, ids[:1], NOW + timedelta(hours=1))
+    assert log.pending == len(ids)
+    assert log.flush(conn) == len(ids) and log.pending == 0
+    rows = conn.execute(
+        "SELECT id, access_count, last_accessed_at FROM memory_entries WHERE id = ANY(%s)", [ids]
+    ).fetchall()
+    counts = {r["id"]: (r["access_count"], r["last_accessed_at"]) for r in rows}
+    assert counts[ids[0]] == (2, NOW + timedelta(hours=1))
+    assert all(counts[i] == (1, NOW + timedelta(hours=1)) for i in ids[1:])
