@@ -142,3 +142,36 @@ SELECT * FROM memory_entries
 
 -- name: count_waiting_builds
 SELECT count(*) AS n FROM memory_sessions WHERE status = 'closed';
+
+-- name: entry
+SELECT * FROM memory_entries WHERE tenant_id = %(tenant_id)s AND id = %(id)s;
+
+-- name: entry_history
+SELECT id, entry_id, action, old_statement, new_statement, old_status, new_status, actor,
+       reason, at
+  FROM memory_entry_history
+ WHERE tenant_id = %(tenant_id)s AND entry_id = %(id)s
+ ORDER BY id;
+
+-- name: edit_entry
+UPDATE memory_entries
+   SET canonical_statement = %(statement)s, embedding = %(embedding)s,
+       embedding_model = %(embedding_model)s, fields = fields || %(fields)s,
+       updated_at = %(now)s
+ WHERE tenant_id = %(tenant_id)s AND id = %(id)s AND status = 'active'
+RETURNING *;
+
+-- name: delete_owner_entries
+-- A user's entries go with the summaries of the sessions the user took part in.
+WITH old AS (
+    SELECT id, status FROM memory_entries
+     WHERE tenant_id = %(tenant_id)s AND status <> 'deleted'
+       AND ((owner_type = %(owner_type)s AND owner_id = %(owner_id)s)
+            OR (%(owner_type)s = 'user' AND owner_type = 'channel'
+                AND fields -> 'participant_ids' ? %(owner_id)s))
+       FOR UPDATE)
+UPDATE memory_entries e
+   SET status = 'deleted', expired_at = %(now)s, updated_at = %(now)s
+  FROM old
+ WHERE e.tenant_id = %(tenant_id)s AND e.id = old.id
+RETURNING e.id, e.canonical_statement, old.status;

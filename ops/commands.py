@@ -180,6 +180,7 @@ def _print_entries(rt: Runtime) -> None:
         click.echo(f"      key={e['key']} from {','.join(e['source_external_ids'])}")
 
 
+from ops import api_commands as _api  # noqa: E402,F401  (serve, keys)
 from ops import readmodel_commands as _read_models  # noqa: E402  (profile, skills, rebuild)
 from ops import retrieval_commands as _retrieval  # noqa: E402  (search, context)
 from ops.bench import commands as _bench  # noqa: E402,F401  (registers `bench`)

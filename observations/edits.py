@@ -1,0 +1,133 @@
+"""Changes to entries made by a caller (the HTTP API, an operator), each with its history.
+
+Entries are never removed: a delete sets status ``deleted`` (and ``expired_at``), an edit
+rewrites the statement in place and re-embeds it. Every change writes one history row
+with the caller as actor, and announces itself to the read-model runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from ledger.db import Conn, announce_entry_changes, tenant_scope
+from ledger.errors import MemledgerError
+from ledger.scope import check_id
+from ledger.sqlfile import load_queries
+from observations.embed import Embedder, contextualize
+from observations.history import HistoryRow, write_history
+
+Q = load_queries("observations")
+
+
+class EntryNotFound(MemledgerError):
+    """No such entry in this tenant (or it is no longer active, for an edit)."""
+
+
+class InvalidEdit(MemledgerError):
+    """An edit that cannot be applied: the message names the field."""
+
+
+def get_entry(conn: Conn, tenant_id: str, entry_id: int) -> dict[str, Any]:
+    """One entry of the tenant, whatever its status."""
+    with tenant_scope(conn, tenant_id):
+        row = conn.execute(Q["entry"], {"tenant_id": tenant_id, "id": entry_id}).fetchone()
+    if row is None:
+        raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id)
+    return row
+
+
+def entry_history(conn: Conn, tenant_id: str, entry_id: int) -> list[dict[str, Any]]:
+    """The entry's changes, oldest first (EntryNotFound if the tenant has no such entry)."""
+    get_entry(conn, tenant_id, entry_id)
+    with tenant_scope(conn, tenant_id):
+        return conn.execute(Q["entry_history"], {"tenant_id": tenant_id, "id": entry_id}).fetchall()
+
+
+def edit_entry(
+    conn: Conn,
+    tenant_id: str,
+    entry_id: int,
+    statement: str,
+    *,
+    embedder: Embedder,
+    actor: str,
+    now: datetime,
+    fields: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Rewrite an active entry's statement (re-embedded the way the builder embeds it)."""
+    text = statement.strip() if isinstance(statement, str) else ""
+    if not text:
+        raise InvalidEdit("statement is empty", field="statement")
+    old = get_entry(conn, tenant_id, entry_id)
+    if old["status"] != "active":
+        raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id, status=old["status"])
+    vector = embedder.embed(
+        [
+            contextualize(
+                text,
+                owner=old["owner_id"],
+                when=old["valid_from"].date(),
+                kind=old["kind"],
+                topic=old["fields"].get("topic"),
+            )
+        ]
+    )[0]
+    params = {
+        "tenant_id": tenant_id,
+        "id": entry_id,
+        "statement": text,
+        "embedding": vector,
+        "embedding_model": embedder.model,
+        "fields": Jsonb(dict(fields or {})),
+        "now": now,
+    }
+    with tenant_scope(conn, tenant_id):
+        announce_entry_changes(conn)
+        row = conn.execute(Q["edit_entry"], params).fetchone()
+        if row is None:  # changed status meanwhile
+            raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id)
+        change = HistoryRow(
+            entry_id, "UPDATE", old["canonical_statement"], text, "active", "active", "edited"
+        )
+        write_history(conn, {"tenant_id": tenant_id, "now": now}, [change], actor)
+    return row
+
+
+def delete_entry(conn: Conn, tenant_id: str, entry_id: int, *, actor: str, now: datetime) -> None:
+    """Mark an entry deleted (idempotent: deleting a deleted entry changes nothing)."""
+    old = get_entry(conn, tenant_id, entry_id)
+    if old["status"] == "deleted":
+        return
+    with tenant_scope(conn, tenant_id):
+        announce_entry_changes(conn)
+        conn.execute(Q["delete_entries"], {"tenant_id": tenant_id, "ids": [entry_id], "now": now})
+        change = HistoryRow(
+            entry_id, "DELETE", old["canonical_statement"], None, old["status"], "deleted",
+            "deleted by request",
+        )  # fmt: skip
+        write_history(conn, {"tenant_id": tenant_id, "now": now}, [change], actor)
+
+
+def delete_owner_entries(
+    conn: Conn, tenant_id: str, owner_type: str, owner_id: str, *, actor: str, now: datetime
+) -> int:
+    """Mark every entry of one user or agent deleted — for a user, with the summaries of
+    the sessions they took part in; returns how many changed."""
+    check_id(owner_id, "owner_id")
+    if owner_type not in ("user", "agent", "channel"):
+        raise InvalidEdit("owner_type must be user, agent or channel", field="owner_type")
+    params = {"tenant_id": tenant_id, "owner_type": owner_type, "owner_id": owner_id, "now": now}
+    with tenant_scope(conn, tenant_id):
+        announce_entry_changes(conn)
+        rows = conn.execute(Q["delete_owner_entries"], params).fetchall()
+        changes = [
+            HistoryRow(r["id"], "DELETE", r["canonical_statement"], None, r["status"], "deleted",
+                       "deleted with all of " + owner_id)
+            for r in rows
+        ]  # fmt: skip
+        write_history(conn, {"tenant_id": tenant_id, "now": now}, changes, actor)
+    return len(rows)

@@ -1,0 +1,193 @@
+"""``create_app``: the FastAPI application, its auth, error mapping and body-size limit.
+
+Every authenticated request runs in one transaction under its key's tenant scope
+(``SET LOCAL ROLE memledger_app`` + ``app.tenant_id``), so row-level security applies to
+everything it touches. Errors are JSON ``{"error", "message", "fields"}``: 401 without a
+valid key, 404 for what the tenant does not have, 413 for an oversized body, 422 for bad
+input (naming the field) — never a 500 for bad input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from prometheus_client import generate_latest
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ledger.db import Conn, tenant_scope
+from ledger.errors import InvalidEvent, InvalidScope, MemledgerError, SessionNotFound
+from materializers.api import InvalidReview, InvalidSkillStatus, SkillNotFound
+from observations.edits import EntryNotFound, InvalidEdit
+from ops.api.keys import KeyOwner, resolve_key
+from ops.api.state import ApiState
+from retrieval.search import InvalidQuery
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+NOT_FOUND = (SessionNotFound, EntryNotFound, SkillNotFound)
+BAD_INPUT = (InvalidEvent, InvalidScope, InvalidQuery, InvalidEdit, InvalidReview,
+             InvalidSkillStatus)  # fmt: skip
+
+
+class Unauthorized(MemledgerError):
+    """A valid API key is required: send `Authorization: Bearer <key>` (or `Token <key>`)."""
+
+
+def create_app(state: ApiState) -> FastAPI:
+    app = FastAPI(
+        title="memledger",
+        version="0.1.0",
+        description="Long-term memory for LLM agents: ingest, context, memories, maintenance.",
+    )
+    app.state.memledger = state
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+    _error_handlers(app)
+
+    @app.get("/healthz", tags=["operations"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["operations"], responses={503: {"description": "not ready"}})
+    def readyz() -> JSONResponse:
+        checks = {"database": _database_ok(state), "redis": state.redis_ping()}
+        code = 200 if all(checks.values()) else 503
+        return JSONResponse({"ready": code == 200, **checks}, status_code=code)
+
+    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
+    def metrics() -> Response:
+        return Response(generate_latest(state.metrics.registry), media_type="text/plain")
+
+    from ops.api import mem0, routes  # the routers use the dependencies below
+
+    app.include_router(routes.router)
+    app.include_router(mem0.router)
+    return app
+
+
+def _database_ok(state: ApiState) -> bool:
+    try:
+        with state.connection() as conn:
+            conn.execute("SELECT 1")
+    except Exception:
+        return False
+    return True
+
+
+def api_state(request: Request) -> ApiState:
+    state: ApiState = request.app.state.memledger
+    return state
+
+
+def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) -> KeyOwner:
+    header = request.headers.get("authorization", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() not in ("bearer", "token") or not key.strip():
+        raise Unauthorized()
+    with state.connection() as conn:
+        owner = resolve_key(conn, key.strip())
+        conn.commit()
+    if owner is None:
+        raise Unauthorized("unknown or revoked API key")
+    return owner
+
+
+def tenant_conn(
+    owner: Annotated[KeyOwner, Depends(key_owner)],
+    state: Annotated[ApiState, Depends(api_state)],
+) -> Iterator[Conn]:
+    """A connection inside one transaction under the key's tenant scope."""
+    with state.connection() as conn, tenant_scope(conn, owner.tenant_id):
+        yield conn
+
+
+Owner = Annotated[KeyOwner, Depends(key_owner)]
+TenantConn = Annotated[Conn, Depends(tenant_conn)]
+State = Annotated[ApiState, Depends(api_state)]
+
+
+def _error(status: int, exc: Exception, fields: dict[str, Any] | None = None) -> JSONResponse:
+    body = {
+        "error": type(exc).__name__,
+        "message": str(exc),
+        "fields": {k: _plain(v) for k, v in (fields or {}).items()},
+    }
+    return JSONResponse(body, status_code=status)
+
+
+def _plain(value: Any) -> Any:
+    return value if isinstance(value, str | int | float | bool | type(None)) else str(value)
+
+
+def _error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(MemledgerError)
+    def memledger_error(request: Request, exc: MemledgerError) -> JSONResponse:
+        if isinstance(exc, Unauthorized):
+            return _error(401, exc)
+        if isinstance(exc, NOT_FOUND):
+            return _error(404, exc, exc.fields)
+        return _error(422 if isinstance(exc, BAD_INPUT) else 400, exc, exc.fields)
+
+    @app.exception_handler(RequestValidationError)
+    def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        body = {
+            "error": "InvalidRequest",
+            "message": f"{where}: {first.get('msg', 'invalid')}" if first else "invalid request",
+            "fields": {"field": where, "errors": len(errors)},
+        }
+        return JSONResponse(body, status_code=422)
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit`` bytes with 413, before they are read whole."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await _too_large(send, self.limit)
+            return
+        seen = 0
+
+        async def limited() -> Any:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _BodyTooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _BodyTooLarge:
+            await _too_large(send, self.limit)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = (
+        b'{"error":"PayloadTooLarge","message":"request body over '
+        + str(limit).encode()
+        + b' bytes","fields":{}}'
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

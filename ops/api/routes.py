@@ -1,0 +1,366 @@
+"""The memledger routes (``/v1/...``): ingest, read, memory management, maintenance."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, BackgroundTasks, Query
+
+from ledger.errors import InvalidEvent
+from ledger.events import parse_events
+from ledger.store import append, close_session
+from materializers.api import SkillProposal, get_profile, list_skills, review_skill
+from observations.edits import (
+    delete_entry,
+    delete_owner_entries,
+    edit_entry,
+    entry_history,
+    get_entry,
+)
+from ops.api.app import Owner, State, TenantConn
+from ops.api.models import (
+    CloseOut,
+    ContextIn,
+    ContextOut,
+    DeletedOut,
+    EntryEditIn,
+    EntryOut,
+    ErrorOut,
+    EventResult,
+    EventsIn,
+    EventsOut,
+    HistoryOut,
+    MemoryAddIn,
+    ProfileRowOut,
+    Provenance,
+    ReviewIn,
+    SearchHit,
+    SearchIn,
+    SearchOut,
+    SkillOut,
+)
+from ops.ingest import accepted_events
+from retrieval.bundle import render_text, to_json
+from retrieval.context import ContextRequest, build_context, bundle_provenance
+from retrieval.recent import recent_messages
+from retrieval.search import Filters, Scope, search
+from retrieval.types import Scored
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "missing or unknown API key"},
+    404: {"model": ErrorOut, "description": "not found in this tenant"},
+    422: {"model": ErrorOut, "description": "invalid input; the message names the field"},
+}
+router = APIRouter(prefix="/v1", responses=ERRORS)
+
+
+# ------------------------------------------------------------------------------ ingest
+
+
+@router.post("/events", tags=["ingest"])
+def post_events(
+    body: EventsIn, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
+) -> EventsOut:
+    """Append a batch of chat events. Each is accepted, a duplicate (its external id was seen:
+    a retried delivery, a no-op) or rejected with the reason; the others are written.
+    Sessions closed by the batch are queued for building."""
+    now = state.clock()
+    results: dict[int, EventResult] = {}
+    valid, positions = [], []
+    for index, raw in enumerate(body.events):
+        try:
+            valid += parse_events([raw], now=now, limits=state.settings.limits)
+            positions.append(index)
+        except InvalidEvent as exc:
+            results[index] = EventResult(
+                index=index, status="rejected", field=exc.field, reason=exc.reason
+            )
+    closed: list[int] = []
+    if valid:
+        result = append(conn, owner.tenant_id, valid, now=now, gap=state.settings.session_gap)
+        for outcome in result.outcomes:
+            index = positions[outcome.index]
+            results[index] = EventResult(
+                index=index, status=outcome.status, session_id=outcome.session_id
+            )
+        closed = list(result.closed)
+        if state.window is not None:
+            state.window.record(owner.tenant_id, accepted_events(valid, result))
+    for session_id in closed:  # queued once the request's transaction has committed
+        tasks.add_task(state.enqueue_build, owner.tenant_id, session_id)
+    ordered = [results[i] for i in range(len(body.events))]
+    counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
+    for status, n in counts.items():
+        state.metrics.events.labels(status).inc(n)
+    return EventsOut(
+        results=ordered,
+        accepted=counts["accepted"],
+        duplicates=counts["duplicate"],
+        rejected=counts["rejected"],
+        sessions_closed=closed,
+    )
+
+
+@router.post("/sessions/{session_id}/close", tags=["ingest"])
+def post_close(
+    session_id: int, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
+) -> CloseOut:
+    """Close an open session now (it is queued for building); closing twice is a no-op."""
+    closed = close_session(conn, owner.tenant_id, session_id, now=state.clock())
+    if closed:
+        tasks.add_task(state.enqueue_build, owner.tenant_id, session_id)
+    return CloseOut(session_id=session_id, closed=closed)
+
+
+# ------------------------------------------------------------------------------ read
+
+
+@router.post("/search", tags=["read"])
+def post_search(body: SearchIn, owner: Owner, conn: TenantConn, state: State) -> SearchOut:
+    """Entries relevant to the query within the scope, best first, each with an explain."""
+    started = time.perf_counter()
+    filters = Filters(
+        kinds=tuple(body.kinds), since=body.since, until=body.until, history=body.history
+    )
+    now = state.clock()
+    hits = search(
+        conn,
+        Scope(owner.tenant_id, body.user_id, body.agent_id),
+        body.query,
+        embedder=state.embedder,
+        now=now,
+        limit=body.limit,
+        filters=filters,
+        settings=state.search,
+    )
+    state.access.record(owner.tenant_id, [h.candidate.entry_id for h in hits], now)
+    state.metrics.latency.labels("search").observe(time.perf_counter() - started)
+    return SearchOut(results=[_hit(h) for h in hits])
+
+
+@router.post("/context", tags=["read"])
+def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) -> ContextOut:
+    """The context bundle for a query: profile, memories, skills, earlier sessions and the
+    open session's recent messages, packed whole-item under the token budget."""
+    started = time.perf_counter()
+    scope = Scope(owner.tenant_id, body.user_id, body.agent_id)
+    now = state.clock()
+    recent = []
+    if body.channel_id is not None:
+        recent = recent_messages(
+            conn, state.window, owner.tenant_id, body.channel_id, limit=state.settings.recent_window
+        )
+    request = ContextRequest(
+        scope=scope,
+        query=body.query,
+        budget_tokens=body.budget_tokens or state.settings.context_budget_tokens,
+    )
+    bundle = build_context(
+        conn,
+        request,
+        embedder=state.embedder,
+        counter=state.counter,
+        now=now,
+        recent=recent,
+        settings=state.search,
+    )
+    ids = [p.entry_ids[0] for p in bundle_provenance(bundle)]
+    state.access.record(owner.tenant_id, ids, now)
+    state.metrics.latency.labels("context").observe(time.perf_counter() - started)
+    return ContextOut(text=render_text(bundle), bundle=to_json(bundle))
+
+
+@router.get("/users/{user_id}/profile", tags=["read"])
+def get_user_profile(user_id: str, owner: Owner, conn: TenantConn) -> list[ProfileRowOut]:
+    """The user's profile: one row per key, the latest valid fact current, conflicts kept."""
+    return [
+        ProfileRowOut(
+            key=r.key,
+            value=r.value,
+            statement=r.statement,
+            confidence=r.confidence,
+            valid_from=r.valid_from,
+            source_entry_ids=list(r.source_entry_ids),
+            conflicts=[c.as_json() for c in r.conflicts],
+        )
+        for r in get_profile(conn, owner.tenant_id, user_id)
+    ]
+
+
+@router.get("/agents/{agent_id}/skills", tags=["read"])
+def get_agent_skills(
+    agent_id: str,
+    owner: Owner,
+    conn: TenantConn,
+    status: str | None = Query(default=None, pattern="^(proposed|published|rejected)$"),
+) -> list[SkillOut]:
+    """The agent's skill proposals (optionally in one status)."""
+    return [_skill(s) for s in list_skills(conn, owner.tenant_id, agent_id=agent_id, status=status)]
+
+
+@router.post("/skills/{skill_id}/review", tags=["read"])
+def post_review(
+    skill_id: int, body: ReviewIn, owner: Owner, conn: TenantConn, state: State
+) -> SkillOut:
+    """Publish or reject a skill proposal; the decision survives new evidence."""
+    skill = review_skill(
+        conn,
+        owner.tenant_id,
+        skill_id,
+        body.decision,
+        body.reviewer,
+        body.reason,
+        now=state.clock(),
+    )
+    return _skill(skill)
+
+
+@router.get("/entries/{entry_id}", tags=["read"])
+def get_one_entry(entry_id: int, owner: Owner, conn: TenantConn) -> EntryOut:
+    """One memory entry with its provenance (whatever its status)."""
+    return entry_out(get_entry(conn, owner.tenant_id, entry_id))
+
+
+@router.get("/entries/{entry_id}/history", tags=["read"])
+def get_entry_history(entry_id: int, owner: Owner, conn: TenantConn) -> list[HistoryOut]:
+    """Every change to the entry, oldest first."""
+    return [HistoryOut(**r) for r in entry_history(conn, owner.tenant_id, entry_id)]
+
+
+# ------------------------------------------------------------------------------ memories
+
+
+@router.post("/memories", tags=["memories"])
+def post_memories(
+    body: MemoryAddIn, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
+) -> EventsOut:
+    """Remember messages of a user: appended to the ledger as a session of their own, which
+    is closed and built like any other (asynchronously)."""
+    now = state.clock()
+    channel = body.channel_id or f"memories-{body.user_id}"
+    events = [
+        {
+            "external_id": f"memory-{uuid.uuid4().hex}",
+            "channel_id": channel,
+            "role": "assistant" if m.get("role") == "assistant" else "user",
+            "actor_id": "assistant" if m.get("role") == "assistant" else body.user_id,
+            "content": m.get("content", ""),
+            "occurred_at": now,
+        }
+        for m in body.messages
+    ]
+    out = post_events(EventsIn(events=events), owner, conn, state, tasks)
+    sessions = {r.session_id for r in out.results if r.session_id is not None}
+    for session_id in sorted(sessions):
+        post_close(session_id, owner, conn, state, tasks)
+    return out
+
+
+@router.put("/entries/{entry_id}", tags=["memories"])
+def put_entry(
+    entry_id: int, body: EntryEditIn, owner: Owner, conn: TenantConn, state: State
+) -> EntryOut:
+    """Rewrite an entry's statement (re-embedded; the change is in its history)."""
+    row = edit_entry(
+        conn,
+        owner.tenant_id,
+        entry_id,
+        body.statement,
+        embedder=state.embedder,
+        actor=owner.actor,
+        now=state.clock(),
+    )
+    return entry_out(row)
+
+
+@router.delete("/entries/{entry_id}", tags=["memories"])
+def delete_one_entry(entry_id: int, owner: Owner, conn: TenantConn, state: State) -> DeletedOut:
+    """Delete an entry (kept as history: its status becomes deleted)."""
+    delete_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, now=state.clock())
+    return DeletedOut(deleted=1)
+
+
+@router.delete("/users/{user_id}/entries", tags=["memories"])
+def delete_user_entries(user_id: str, owner: Owner, conn: TenantConn, state: State) -> DeletedOut:
+    """Delete every entry of a user (each kept as history)."""
+    n = delete_owner_entries(
+        conn, owner.tenant_id, "user", user_id, actor=owner.actor, now=state.clock()
+    )
+    return DeletedOut(deleted=n)
+
+
+# ------------------------------------------------------------------------------ shapes
+
+
+def entry_out(row: dict[str, Any]) -> EntryOut:
+    return EntryOut(
+        id=row["id"],
+        owner_type=row["owner_type"],
+        owner_id=row["owner_id"],
+        kind=row["kind"],
+        key=row["key"],
+        statement=row["canonical_statement"],
+        status=row["status"],
+        confidence=row["confidence"],
+        importance=row["importance"],
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
+        recorded_at=row["recorded_at"],
+        expired_at=row["expired_at"],
+        superseded_by=row["superseded_by"],
+        fields=row["fields"],
+        provenance=Provenance(
+            session_id=row["source_session_id"],
+            event_ids=list(row["source_event_ids"]),
+            external_ids=list(row["source_external_ids"]),
+        ),
+    )
+
+
+def _hit(s: Scored) -> SearchHit:
+    c = s.candidate
+    entry = EntryOut(
+        id=c.entry_id,
+        owner_type=c.owner_type,
+        owner_id=c.owner_id,
+        kind=c.kind,
+        key=c.key,
+        statement=c.statement,
+        status=c.status,
+        confidence=c.confidence,
+        importance=c.importance,
+        valid_from=c.valid_from,
+        valid_to=c.valid_to,
+        recorded_at=c.valid_from,
+        expired_at=None,
+        superseded_by=None,
+        fields=dict(c.fields),
+        provenance=Provenance(
+            session_id=c.source_session_id,
+            event_ids=list(c.source_event_ids),
+            external_ids=list(c.source_external_ids),
+        ),
+    )
+    return SearchHit(
+        entry=entry, score=s.score, explain={k: float(v) for k, v in s.explain.items()}
+    )
+
+
+def _skill(s: SkillProposal) -> SkillOut:
+    return SkillOut(
+        id=s.id,
+        agent_id=s.agent_id,
+        skill_key=s.skill_key,
+        goal=s.goal,
+        steps=list(s.steps),
+        failures=list(s.failures),
+        applies_to=list(s.applies_to),
+        evidence_count=s.evidence_count,
+        source_entry_ids=list(s.source_entry_ids),
+        status=s.status,
+        reviewed_by=s.reviewed_by,
+        reviewed_at=s.reviewed_at,
+        review_reason=s.review_reason,
+    )

@@ -1,0 +1,135 @@
+"""``memledger serve`` (the HTTP API) and ``memledger keys`` (its API keys)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+import dramatiq
+import structlog
+
+from ledger.db import make_pool
+from ops.api.app import create_app
+from ops.api.keys import create_key, list_keys, revoke_key
+from ops.api.state import ApiState
+from ops.cli import Context, cli, pass_ctx, table
+from ops.components import make_embedder_from, make_search_settings
+from ops.pipeline import build_actor, in_process_workers
+from ops.runtime import Runtime, open_runtime, wall_clock
+from retrieval.recent import RecentWindow
+from retrieval.tokens import wordpiece_counter
+
+log = structlog.get_logger(__name__)
+ACCESS_FLUSH_SECONDS = 2.0
+
+
+@contextmanager
+def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[ApiState]:
+    """The API's shared state on a runtime; flushes access counts in the background."""
+    s = rt.settings
+    window = RecentWindow.from_url(rt.urls.redis_url, s.recent_window)
+
+    def redis_ping() -> bool:
+        try:
+            return bool(window.client.ping())
+        except Exception:
+            return False
+
+    with make_pool(rt.urls.database_url, max_size=s.pool_max_size) as pool:
+        state = ApiState(
+            settings=s,
+            pool=pool,
+            embedder=make_embedder_from(s),
+            counter=wordpiece_counter(),
+            search=make_search_settings(s),
+            window=window,
+            enqueue_build=actor.send,
+            clock=wall_clock,
+            redis_ping=redis_ping,
+        )
+        stop = threading.Event()
+        flusher = threading.Thread(target=_flush_access, args=(state, stop), daemon=True)
+        flusher.start()
+        try:
+            yield state
+        finally:
+            stop.set()
+            flusher.join()
+
+
+def _flush_access(state: ApiState, stop: threading.Event) -> None:
+    while not stop.wait(ACCESS_FLUSH_SECONDS) or state.access.pending:
+        try:
+            with state.connection() as conn:
+                state.access.flush(conn)
+                conn.commit()
+        except Exception as exc:  # counts stay pending for the next flush
+            log.warning("access_flush_failed", error=str(exc))
+        if stop.is_set():
+            return
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--workers/--no-workers",
+    "with_workers",
+    default=None,
+    help="Build in this process too (default: yes on the embedded default, no otherwise).",
+)
+@pass_ctx
+def serve(ctx: Context, host: str, port: int, with_workers: bool | None) -> None:
+    """Run the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
+    import uvicorn
+
+    s = ctx.settings
+    if with_workers is None:
+        with_workers = s.database_url is None
+    with open_runtime(s) as rt:
+        workers = in_process_workers(rt) if with_workers else build_actor(rt)
+        with workers as actor, api_state(rt, actor) as state:
+            app = create_app(state)
+            click.echo(
+                f"memledger API on http://{host}:{port} (tenant keys: memledger keys create)\n"
+                f"  curl -s -H 'Authorization: Bearer <key>' -H 'content-type: application/json'"
+                f' -d \'{{"query": "what does maya like?", "user_id": "maya"}}\''
+                f" http://{host}:{port}/v1/context"
+            )
+            uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@cli.group()
+def keys() -> None:
+    """API keys: each belongs to one tenant; the plain key is shown once."""
+
+
+@keys.command("create")
+@click.option("--name", help="A label to tell keys apart.")
+@pass_ctx
+def keys_create(ctx: Context, name: str | None) -> None:
+    """Create a key for the tenant (--tenant) and print it once."""
+    with open_runtime(ctx.settings) as rt:
+        key_id, key = create_key(rt.conn, rt.settings.tenant, name=name, now=wall_clock())
+    click.echo(f"key {key_id} for tenant {ctx.settings.tenant!r} (shown once):\n{key}")
+
+
+@keys.command("list")
+@pass_ctx
+def keys_list(ctx: Context) -> None:
+    """The tenant's keys (prefixes only)."""
+    with open_runtime(ctx.settings) as rt:
+        rows = list_keys(rt.conn, rt.settings.tenant)
+    click.echo(table(rows, ["id", "key_prefix", "name", "created_at", "revoked_at"]))
+
+
+@keys.command("revoke")
+@click.argument("key_id", type=int)
+@pass_ctx
+def keys_revoke(ctx: Context, key_id: int) -> None:
+    """Revoke a key of the tenant."""
+    with open_runtime(ctx.settings) as rt:
+        revoke_key(rt.conn, rt.settings.tenant, key_id, now=wall_clock())
+    click.echo(f"key {key_id} revoked")

@@ -1,0 +1,282 @@
+"""The HTTP API over a real socket (uvicorn on loopback, real PostgreSQL and Redis)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from ledger.db import connect, make_pool
+from materializers.runner import project
+from observations.builder import BuildConfig, build_session
+from observations.embed import HashEmbedder
+from observations.extract.heuristic import HeuristicExtractor
+from ops.api.app import create_app
+from ops.api.keys import create_key
+from ops.api.state import ApiState
+from ops.settings import Settings
+from retrieval.recent import RecentWindow
+from retrieval.search import SearchSettings
+from retrieval.tokens import approx_count
+
+NOW = datetime(2025, 10, 7, tzinfo=UTC)
+
+
+@dataclass
+class Server:
+    url: str
+    db_url: str
+    state: ApiState
+    queued: list[tuple[str, int]] = field(default_factory=list)
+
+    def key(self, tenant: str) -> str:
+        with connect(self.db_url, autocommit=True) as conn:
+            return create_key(conn, tenant, name=f"test-{tenant}", now=NOW)[1]
+
+    def build_queued(self) -> int:
+        """Build what the API queued, then bring the read models up to date."""
+        config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
+        done = 0
+        with connect(self.db_url, autocommit=True) as conn:
+            while self.queued:
+                tenant, session_id = self.queued.pop(0)
+                build_session(conn, tenant, session_id, config, now=NOW)
+                project(conn, tenant, now=NOW)
+                done += 1
+        return done
+
+
+@contextmanager
+def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
+    settings = Settings(database_url=db_url, redis_url=redis_url, embedder="hash")
+    with make_pool(db_url, max_size=8) as pool:
+        queued: list[tuple[str, int]] = []
+        window = RecentWindow.from_url(redis_url)
+        state = ApiState(
+            settings=settings,
+            pool=pool,
+            embedder=HashEmbedder(),
+            counter=approx_count,
+            search=SearchSettings(),
+            window=window,
+            enqueue_build=lambda t, s: queued.append((t, s)),
+            clock=lambda: NOW,
+            redis_ping=lambda: bool(window.client.ping()),
+        )
+        server = uvicorn.Server(
+            uvicorn.Config(create_app(state), host="127.0.0.1", port=0, log_level="warning")
+        )
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield Server(f"http://127.0.0.1:{port}", db_url, state, queued)
+        finally:
+            server.should_exit = True
+            thread.join(timeout=10)
+            window.client.close()
+            window.client.connection_pool.disconnect()
+
+
+SAMPLE = [
+    json.loads(line)
+    for line in resources.files("ops").joinpath("samples/sample.jsonl").read_text().splitlines()
+    if line.strip()
+]
+
+
+@pytest.fixture(scope="module")
+def server(admin_url: str, template_db: str, redis: Any) -> Iterator[Server]:
+    from ops.services import drop_database, recreate_database
+
+    name = "memledger_test_api"
+    db_url = recreate_database(admin_url, name, template_db)
+    with api_server(db_url, f"unix://{redis.socket_file}") as s:
+        yield s
+    drop_database(admin_url, name)
+
+
+def client_for(server: Server, tenant: str, scheme: str = "Bearer") -> httpx.Client:
+    return httpx.Client(
+        base_url=server.url, headers={"Authorization": f"{scheme} {server.key(tenant)}"}
+    )
+
+
+@pytest.fixture(scope="module")
+def tenant_a(server: Server) -> Iterator[dict[str, Any]]:
+    """Tenant A with the sample ingested and built; its ids for the isolation test."""
+    with client_for(server, "tenant-a") as client:
+        yield _ingest_sample(server, client)
+
+
+def _ingest_sample(server: Server, client: httpx.Client) -> dict[str, Any]:
+    out = client.post("/v1/events", json={"events": SAMPLE}).json()
+    for session_id in {r["session_id"] for r in out["results"]}:
+        client.post(f"/v1/sessions/{session_id}/close")
+    server.build_queued()
+    hits = client.post("/v1/search", json={"query": "peanut allergy", "user_id": "maya"}).json()
+    skills = client.get("/v1/agents/atlas/skills").json()
+    return {
+        "client": client,
+        "entry_id": hits["results"][0]["entry"]["id"],
+        "session_id": out["results"][0]["session_id"],
+        "skill_id": skills[0]["id"],
+        "user_id": "maya",
+        "agent_id": "atlas",
+        "statements": [h["entry"]["statement"] for h in hits["results"]],
+    }
+
+
+def test_ingest_reports_each_event_and_a_redelivery_is_a_no_op(server: Server) -> None:
+    with client_for(server, "tenant-i", "Token") as client:
+        _ingest_twice(client)
+
+
+def _ingest_twice(client: httpx.Client) -> None:
+    batch = [dict(e, channel_id="dm-i") for e in SAMPLE[:3]]
+    bad = dict(SAMPLE[3], role="robot", channel_id="dm-i")
+    first = client.post("/v1/events", json={"events": [*batch, bad]})
+    assert first.status_code == 200
+    body = first.json()
+    assert [r["status"] for r in body["results"]] == ["accepted"] * 3 + ["rejected"]
+    assert body["results"][3]["field"] == "role"
+    again = client.post("/v1/events", json={"events": batch}).json()
+    assert [r["status"] for r in again["results"]] == ["duplicate"] * 3
+    assert again["accepted"] == 0
+
+
+def test_requests_without_a_valid_key_are_refused(server: Server) -> None:
+    for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic x"}):
+        r = httpx.post(f"{server.url}/v1/search", json={"query": "x"}, headers=headers)
+        assert r.status_code == 401 and r.json()["error"] == "Unauthorized"
+
+
+def test_bad_input_is_a_4xx_naming_the_field(server: Server) -> None:
+    headers = {"Authorization": f"Bearer {server.key('tenant-v')}"}
+    r = httpx.post(f"{server.url}/v1/search", json={"query": ""}, headers=headers)
+    assert r.status_code == 422 and "query" in r.json()["message"]
+    r = httpx.post(f"{server.url}/v1/search", json={"query": "x", "limit": 0}, headers=headers)
+    assert r.status_code == 422 and "limit" in r.json()["message"]
+    r = httpx.post(f"{server.url}/v1/events", content=b"{not json", headers=headers)
+    assert r.status_code == 422
+    big = b'{"events": [' + b" " * (9 * 1024 * 1024) + b"]}"
+    r = httpx.post(f"{server.url}/v1/events", content=big, headers=headers)
+    assert r.status_code == 413
+
+
+def test_search_context_profile_skills_entry_and_history(tenant_a: dict[str, Any]) -> None:
+    client = tenant_a["client"]
+    assert any("peanut" in s for s in tenant_a["statements"])
+    bundle = client.post(
+        "/v1/context", json={"query": "restaurant for dinner", "user_id": "maya"}
+    ).json()
+    assert "## User profile" in bundle["text"] and bundle["bundle"]["used_tokens"] <= 1000
+    profile = client.get("/v1/users/maya/profile").json()
+    assert any(r["key"] == "constraint:allergy:peanut" for r in profile)
+    entry = client.get(f"/v1/entries/{tenant_a['entry_id']}").json()
+    assert entry["provenance"]["external_ids"]
+    history = client.get(f"/v1/entries/{tenant_a['entry_id']}/history").json()
+    assert history[0]["action"] == "ADD"
+    review = client.post(
+        f"/v1/skills/{tenant_a['skill_id']}/review",
+        json={"decision": "publish", "reviewer": "ops", "reason": "works"},
+    ).json()
+    assert review["status"] == "published"
+
+
+def test_edit_and_delete_go_through_history(server: Server) -> None:
+    with client_for(server, "tenant-e") as client:
+        _edit_and_delete(server, client)
+
+
+def _edit_and_delete(server: Server, client: httpx.Client) -> None:
+    client.post(
+        "/v1/memories",
+        json={
+            "user_id": "zoe",
+            "messages": [
+                {"role": "user", "content": "I love sailing."},
+                {"role": "user", "content": "My sister Ana lives in Lisbon."},
+            ],
+        },
+    )
+    server.build_queued()
+    hits = client.post("/v1/search", json={"query": "sailing", "user_id": "zoe"}).json()
+    entry_id = next(h["entry"]["id"] for h in hits["results"] if h["entry"]["kind"] == "preference")
+    edited = client.put(f"/v1/entries/{entry_id}", json={"statement": "Zoe loves kitesurfing."})
+    assert edited.json()["statement"] == "Zoe loves kitesurfing."
+    assert client.delete(f"/v1/entries/{entry_id}").json() == {"deleted": 1}
+    actions = [h["action"] for h in client.get(f"/v1/entries/{entry_id}/history").json()]
+    assert actions == ["ADD", "UPDATE", "DELETE"]
+    assert client.delete("/v1/users/zoe/entries").json()["deleted"] >= 1
+    after = client.post("/v1/search", json={"query": "sailing", "user_id": "zoe"}).json()
+    assert after["results"] == []
+
+
+def _fill(path: str, ids: dict[str, Any]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: str(ids.get(m[1], ids.get("id", 1))), path)
+
+
+def test_another_tenant_sees_nothing_through_any_route(
+    server: Server, tenant_a: dict[str, Any]
+) -> None:
+    spec = tenant_a["client"].get("/openapi.json").json()
+    before = {
+        path: tenant_a["client"].get(path).json()
+        for path in (f"/v1/entries/{tenant_a['entry_id']}", "/v1/users/maya/profile")
+    }
+    with client_for(server, "tenant-b") as other:
+        assert _probe_every_route(other, spec, tenant_a) >= 15
+    for path, body in before.items():  # B's writes (PUT, DELETE, review…) changed nothing of A
+        assert tenant_a["client"].get(path).json() == body
+
+
+def _probe_every_route(other: httpx.Client, spec: dict[str, Any], tenant_a: dict[str, Any]) -> int:
+    ids = {k: tenant_a[k] for k in ("entry_id", "session_id", "skill_id", "user_id", "agent_id")}
+    ids["memory_id"] = tenant_a["entry_id"]
+    scope = {"query": "peanut allergy restaurant", "user_id": "maya", "agent_id": "atlas"}
+    checked = 0
+    for path, methods in spec["paths"].items():
+        for method, op in methods.items():
+            body = _body_for(op, spec, scope)
+            r = other.request(method.upper(), _fill(path, ids), json=body)
+            text = r.text
+            assert r.status_code in (200, 404, 422), (method, path, r.status_code, text)
+            assert not any(s in text for s in tenant_a["statements"]), (method, path)
+            assert "peanut" not in text.lower(), (method, path)
+            checked += 1
+    return checked
+
+
+def _body_for(op: dict[str, Any], spec: dict[str, Any], default: Any) -> Any:
+    schema = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+    if schema is None:
+        return None
+    name = schema.get("$ref", "").rsplit("/", 1)[-1]
+    props = spec["components"]["schemas"].get(name, {}).get("properties", {})
+    sample = {
+        "decision": "publish",
+        "reviewer": "b",
+        "statement": "hijacked",
+        "events": [dict(SAMPLE[0], channel_id="b-channel")],
+        "messages": [{"role": "user", "content": "hello"}],
+        "text": "hijacked",
+        **(default or {}),
+    }
+    return {k: v for k, v in sample.items() if k in props}
