@@ -131,3 +131,32 @@ def delete_owner_entries(
         ]  # fmt: skip
         write_history(conn, {"tenant_id": tenant_id, "now": now}, changes, actor)
     return len(rows)
+
+
+def list_owner_entries(
+    conn: Conn,
+    tenant_id: str,
+    *,
+    user_id: str | None,
+    agent_id: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[int, list[dict[str, Any]]]:
+    """Active entries of a user and/or agent (all of the tenant's when neither), by id:
+    (the total, one page)."""
+    for value, what in ((user_id, "user_id"), (agent_id, "agent_id")):
+        if value is not None:
+            check_id(value, what)
+    params = {"tenant_id": tenant_id, "user_id": user_id, "agent_id": agent_id}
+    with tenant_scope(conn, tenant_id):
+        total = conn.execute(Q["count_owner_entries"], params).fetchone()
+        page = conn.execute(
+            Q["owner_entries_page"], {**params, "limit": limit, "offset": offset}
+        ).fetchall()
+    return (int(total["n"]) if total else 0), page
+
+
+def list_owners(conn: Conn, tenant_id: str) -> list[dict[str, Any]]:
+    """Users and agents of the tenant that have active entries, with how many."""
+    with tenant_scope(conn, tenant_id):
+        return conn.execute(Q["owners"], {"tenant_id": tenant_id}).fetchall()

@@ -175,3 +175,24 @@ UPDATE memory_entries e
   FROM old
  WHERE e.tenant_id = %(tenant_id)s AND e.id = old.id
 RETURNING e.id, e.canonical_statement, old.status;
+
+-- name: owner_entries_page
+SELECT * FROM memory_entries
+ WHERE tenant_id = %(tenant_id)s AND status = 'active'
+   AND (%(user_id)s::text IS NULL OR (owner_type = 'user' AND owner_id = %(user_id)s))
+   AND (%(agent_id)s::text IS NULL OR (owner_type = 'agent' AND owner_id = %(agent_id)s))
+ ORDER BY id
+ LIMIT %(limit)s OFFSET %(offset)s;
+
+-- name: count_owner_entries
+SELECT count(*) AS n FROM memory_entries
+ WHERE tenant_id = %(tenant_id)s AND status = 'active'
+   AND (%(user_id)s::text IS NULL OR (owner_type = 'user' AND owner_id = %(user_id)s))
+   AND (%(agent_id)s::text IS NULL OR (owner_type = 'agent' AND owner_id = %(agent_id)s));
+
+-- name: owners
+SELECT owner_type, owner_id, count(*) AS entries, max(updated_at) AS updated_at
+  FROM memory_entries
+ WHERE tenant_id = %(tenant_id)s AND status = 'active' AND owner_type IN ('user', 'agent')
+ GROUP BY owner_type, owner_id
+ ORDER BY owner_type, owner_id;

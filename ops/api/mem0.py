@@ -1,7 +1,340 @@
-"""Mem0-compatible routes (filled in below)."""
+"""Mem0-compatible routes: what the ``mem0ai`` package's ``MemoryClient(host=, api_key=)``
+calls, so existing Mem0 clients work against memledger unchanged.
+
+Mem0's ``user_id`` / ``agent_id`` map onto memledger scopes; ``run_id`` names the channel
+added messages go to. Added messages go through the ledger and the builder like every
+other ingest: ``add`` answers ``PENDING`` and the memories appear once the session is
+built. Memory ids are entry ids (as strings); history comes from the entry history.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import hashlib
+import uuid
+from typing import Any
 
-router = APIRouter()
+from fastapi import APIRouter, BackgroundTasks, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from observations.edits import (
+    EntryNotFound,
+    delete_entry,
+    delete_owner_entries,
+    edit_entry,
+    entry_history,
+    get_entry,
+    list_owner_entries,
+    list_owners,
+)
+from ops.api.app import Owner, State, TenantConn
+from ops.api.models import EventsIn
+from ops.api.routes import ERRORS, post_close, post_events
+from retrieval.search import InvalidQuery, Scope, search
+
+router = APIRouter(tags=["mem0"], responses=ERRORS)
+
+
+class Mem0Body(BaseModel):
+    model_config = ConfigDict(extra="allow")  # Mem0 clients send options we ignore
+
+
+class AddIn(Mem0Body):
+    messages: list[dict[str, Any]] = Field(min_length=1, max_length=1000)
+    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    agent_id: str | None = Field(default=None, min_length=1, max_length=256)
+    run_id: str | None = Field(default=None, min_length=1, max_length=256)
+    metadata: dict[str, Any] | None = None
+
+
+class Filters(Mem0Body):
+    user_id: str | None = Field(default=None, min_length=1, max_length=256)
+    agent_id: str | None = Field(default=None, min_length=1, max_length=256)
+    run_id: str | None = None
+
+
+class SearchIn(Mem0Body):
+    query: str = Field(min_length=1, max_length=4000)
+    filters: Filters = Field(default_factory=Filters)
+    top_k: int = Field(default=10, ge=1, le=100)
+
+
+class ListIn(Mem0Body):
+    filters: Filters = Field(default_factory=Filters)
+
+
+class UpdateIn(Mem0Body):
+    text: str | None = Field(default=None, min_length=1, max_length=10_000)
+    metadata: dict[str, Any] | None = None
+
+
+class Memory(BaseModel):
+    id: str
+    memory: str
+    user_id: str | None
+    agent_id: str | None
+    app_id: str | None = None
+    run_id: str | None = None
+    hash: str
+    metadata: dict[str, Any]
+    categories: list[str]
+    created_at: str
+    updated_at: str
+    score: float | None = None
+
+
+class Page(BaseModel):
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[Memory]
+
+
+class Results(BaseModel):
+    results: list[Memory]
+
+
+class HistoryItem(BaseModel):
+    id: str
+    memory_id: str
+    input: list[dict[str, str]]
+    old_memory: str | None
+    new_memory: str | None
+    user_id: str | None
+    event: str
+    metadata: dict[str, Any] | None
+    created_at: str
+    updated_at: str
+
+
+class Message(BaseModel):
+    message: str
+
+
+class AddOut(BaseModel):
+    message: str
+    status: str
+    event_id: str
+    results: list[Memory] = Field(default_factory=list)
+
+
+class Entity(BaseModel):
+    id: str
+    name: str
+    type: str
+    total_memories: int
+    created_at: str
+    updated_at: str
+
+
+class Entities(BaseModel):
+    count: int
+    results: list[Entity]
+
+
+class Ping(BaseModel):
+    status: str
+    org_id: str
+    project_id: str
+    user_email: str | None
+
+
+@router.get("/v1/ping/")
+def ping(owner: Owner) -> Ping:
+    """What ``MemoryClient`` checks at start: the key works (org and project = tenant)."""
+    return Ping(status="ok", org_id=owner.tenant_id, project_id=owner.tenant_id, user_email=None)
+
+
+@router.post("/v3/memories/add/")
+def add(
+    body: AddIn, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
+) -> AddOut:
+    """Append the messages to the ledger as a session of their own and close it: the
+    builder turns them into memories asynchronously."""
+    speaker = body.user_id or body.agent_id
+    if speaker is None:
+        raise InvalidQuery("one of user_id or agent_id is required", field="user_id")
+    now = state.clock()
+    channel = body.run_id or f"mem0-{speaker}"
+    events = [
+        {
+            "external_id": f"mem0-{uuid.uuid4().hex}",
+            "channel_id": channel,
+            "role": "assistant" if m.get("role") == "assistant" else "user",
+            "actor_id": (body.agent_id or "assistant") if m.get("role") == "assistant" else speaker,
+            "content": str(m.get("content", "")),
+            "occurred_at": now,
+            "metadata": body.metadata or {},
+        }
+        for m in body.messages
+    ]
+    out = post_events(EventsIn(events=events), owner, conn, state, tasks)
+    if out.rejected:
+        first = next(r for r in out.results if r.status == "rejected")
+        raise InvalidQuery(first.reason or "message rejected", field=f"messages.{first.field}")
+    for session_id in sorted({r.session_id for r in out.results if r.session_id is not None}):
+        post_close(session_id, owner, conn, state, tasks)
+    event_id = str(uuid.uuid4())
+    return AddOut(message="memory processing queued", status="PENDING", event_id=event_id)
+
+
+@router.post("/v3/memories/search/")
+def search_memories(body: SearchIn, owner: Owner, conn: TenantConn, state: State) -> Results:
+    """The memories relevant to the query for the user and/or agent in ``filters``."""
+    scope = Scope(owner.tenant_id, body.filters.user_id, body.filters.agent_id)
+    now = state.clock()
+    hits = search(
+        conn, scope, body.query, embedder=state.embedder, now=now, limit=body.top_k,
+        settings=state.search,
+    )  # fmt: skip
+    state.access.record(owner.tenant_id, [h.candidate.entry_id for h in hits], now)
+    results = []
+    for h in hits:
+        memory = _memory(get_entry(conn, owner.tenant_id, h.candidate.entry_id))
+        results.append(memory.model_copy(update={"score": h.score}))
+    return Results(results=results)
+
+
+@router.post("/v3/memories/")
+def get_all(
+    body: ListIn,
+    owner: Owner,
+    conn: TenantConn,
+    page: int = Query(default=1, ge=1, le=100_000),
+    page_size: int = Query(default=100, ge=1, le=1000),
+) -> Page:
+    """The current memories of the user and/or agent in ``filters``, a page at a time."""
+    total, rows = list_owner_entries(
+        conn,
+        owner.tenant_id,
+        user_id=body.filters.user_id,
+        agent_id=body.filters.agent_id,
+        limit=page_size,
+        offset=(page - 1) * page_size,
+    )
+    more = page * page_size < total
+    return Page(
+        count=total,
+        next=f"/v3/memories/?page={page + 1}&page_size={page_size}" if more else None,
+        previous=f"/v3/memories/?page={page - 1}&page_size={page_size}" if page > 1 else None,
+        results=[_memory(r) for r in rows],
+    )
+
+
+@router.get("/v1/memories/{memory_id}/")
+def get_memory(memory_id: str, owner: Owner, conn: TenantConn) -> Memory:
+    return _memory(get_entry(conn, owner.tenant_id, _entry_id(owner.tenant_id, memory_id)))
+
+
+@router.put("/v1/memories/{memory_id}/")
+def update_memory(
+    memory_id: str, body: UpdateIn, owner: Owner, conn: TenantConn, state: State
+) -> Memory:
+    """Rewrite a memory's text (re-embedded, kept in its history)."""
+    entry_id = _entry_id(owner.tenant_id, memory_id)
+    if body.text is None:
+        return _memory(get_entry(conn, owner.tenant_id, entry_id))
+    row = edit_entry(
+        conn,
+        owner.tenant_id,
+        entry_id,
+        body.text,
+        embedder=state.embedder,
+        actor=owner.actor,
+        now=state.clock(),
+        fields={"metadata": body.metadata} if body.metadata else None,
+    )
+    return _memory(row)
+
+
+@router.delete("/v1/memories/{memory_id}/")
+def delete_memory(memory_id: str, owner: Owner, conn: TenantConn, state: State) -> Message:
+    entry_id = _entry_id(owner.tenant_id, memory_id)
+    delete_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, now=state.clock())
+    return Message(message="Memory deleted successfully!")
+
+
+@router.delete("/v1/memories/")
+def delete_all(
+    owner: Owner,
+    conn: TenantConn,
+    state: State,
+    user_id: str | None = Query(default=None, min_length=1, max_length=256),
+    agent_id: str | None = Query(default=None, min_length=1, max_length=256),
+) -> Message:
+    """Delete every memory of a user and/or agent (kept as history)."""
+    if user_id is None and agent_id is None:
+        raise InvalidQuery("user_id or agent_id is required", field="user_id")
+    for owner_type, owner_id in (("user", user_id), ("agent", agent_id)):
+        if owner_id is not None:
+            delete_owner_entries(
+                conn, owner.tenant_id, owner_type, owner_id, actor=owner.actor, now=state.clock()
+            )
+    return Message(message="Memories deleted successfully!")
+
+
+@router.get("/v1/memories/{memory_id}/history/")
+def memory_history(memory_id: str, owner: Owner, conn: TenantConn) -> list[HistoryItem]:
+    entry_id = _entry_id(owner.tenant_id, memory_id)
+    entry = get_entry(conn, owner.tenant_id, entry_id)
+    user = entry["owner_id"] if entry["owner_type"] == "user" else None
+    return [
+        HistoryItem(
+            id=str(h["id"]),
+            memory_id=str(entry_id),
+            input=[],
+            old_memory=h["old_statement"],
+            new_memory=h["new_statement"],
+            user_id=user,
+            event=h["action"] if h["action"] in ("ADD", "UPDATE", "DELETE") else "UPDATE",
+            metadata={"actor": h["actor"], "reason": h["reason"], "action": h["action"]},
+            created_at=h["at"].isoformat(),
+            updated_at=h["at"].isoformat(),
+        )
+        for h in entry_history(conn, owner.tenant_id, entry_id)
+    ]
+
+
+@router.get("/v1/entities/")
+def entities(owner: Owner, conn: TenantConn) -> Entities:
+    """Users and agents that have memories."""
+    rows = list_owners(conn, owner.tenant_id)
+    results = [
+        Entity(
+            id=r["owner_id"],
+            name=r["owner_id"],
+            type=r["owner_type"],
+            total_memories=r["entries"],
+            created_at=r["updated_at"].isoformat(),
+            updated_at=r["updated_at"].isoformat(),
+        )
+        for r in rows
+    ]
+    return Entities(count=len(results), results=results)
+
+
+def _entry_id(tenant_id: str, memory_id: str) -> int:
+    if not memory_id.isdigit() or len(memory_id) > 18:
+        raise EntryNotFound(tenant_id=tenant_id, memory_id=memory_id)
+    return int(memory_id)
+
+
+def _memory(row: dict[str, Any]) -> Memory:
+    statement = row["canonical_statement"]
+    return Memory(
+        id=str(row["id"]),
+        memory=statement,
+        user_id=row["owner_id"] if row["owner_type"] == "user" else None,
+        agent_id=row["owner_id"] if row["owner_type"] == "agent" else None,
+        hash=hashlib.md5(statement.encode()).hexdigest(),
+        metadata={
+            **(row["fields"].get("metadata") or {}),
+            "kind": row["kind"],
+            "key": row["key"],
+            "status": row["status"],
+            "valid_from": row["valid_from"].isoformat(),
+            "source_external_ids": list(row["source_external_ids"]),
+        },
+        categories=[row["kind"]],
+        created_at=row["recorded_at"].isoformat(),
+        updated_at=row["updated_at"].isoformat(),
+    )

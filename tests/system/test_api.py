@@ -280,3 +280,42 @@ def _body_for(op: dict[str, Any], spec: dict[str, Any], default: Any) -> Any:
         **(default or {}),
     }
     return {k: v for k, v in sample.items() if k in props}
+
+
+def test_the_unmodified_mem0_client_works_against_memledger(
+    server: Server, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEM0_TELEMETRY", "False")  # read when mem0 is first imported
+    monkeypatch.setenv("MEM0_DIR", str(tmp_path))
+    from mem0 import MemoryClient
+    from mem0.exceptions import MemoryNotFoundError
+
+    client = MemoryClient(host=server.url, api_key=server.key("tenant-m"))
+    added = client.add(
+        [{"role": "user", "content": "I am allergic to shellfish."},
+         {"role": "user", "content": "My brother Leo lives in Madrid."}],
+        user_id="ines",
+    )  # fmt: skip
+    assert added["status"] == "PENDING"
+    assert server.build_queued() >= 1
+    found = client.search("shellfish allergy", filters={"user_id": "ines"})
+    memory = found["results"][0]
+    assert "shellfish" in memory["memory"] and memory["user_id"] == "ines"
+    everything = client.get_all(filters={"user_id": "ines"})
+    assert everything["count"] >= 2 and memory["id"] in {m["id"] for m in everything["results"]}
+    assert client.get(memory["id"])["memory"] == memory["memory"]
+    client.update(memory["id"], text="Ines is allergic to shellfish and to peanuts.")
+    assert "peanuts" in client.get(memory["id"])["memory"]
+    assert [h["event"] for h in client.history(memory["id"])] == ["ADD", "UPDATE"]
+    assert {"type": "user", "name": "ines"}.items() <= client.users()["results"][0].items()
+    client.delete(memory["id"])
+    assert [h["event"] for h in client.history(memory["id"])][-1] == "DELETE"
+    client.delete_all(user_id="ines")
+    assert client.get_all(filters={"user_id": "ines"})["count"] == 0
+    with pytest.raises(MemoryNotFoundError):
+        client.get("999999999")
+    other = MemoryClient(host=server.url, api_key=server.key("tenant-n"))
+    with pytest.raises(MemoryNotFoundError):
+        other.get(memory["id"])
+    client.client.close()
+    other.client.close()
