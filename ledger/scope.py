@@ -6,7 +6,10 @@ import re
 
 from ledger.errors import InvalidScope
 
-_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,128}$")
+# 1-128 characters, no control characters, no surrounding whitespace (also published as
+# the JSON-schema pattern of ids in the HTTP API).
+ID_PATTERN = r"^[^\x00-\x1f\x7f\s](?:[^\x00-\x1f\x7f]{0,126}[^\x00-\x1f\x7f\s])?$"
+_ID = re.compile(ID_PATTERN)
 
 
 def check_id(value: object, what: str) -> str:

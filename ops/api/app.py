@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
+import psycopg
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -129,6 +130,12 @@ def _error_handlers(app: FastAPI) -> None:
         if isinstance(exc, NOT_FOUND):
             return _error(404, exc, exc.fields)
         return _error(422 if isinstance(exc, BAD_INPUT) else 400, exc, exc.fields)
+
+    @app.exception_handler(psycopg.DataError)
+    def data_error(request: Request, exc: psycopg.DataError) -> JSONResponse:
+        """A value PostgreSQL refuses (a NUL character, an out-of-range time): bad input
+        the validation above should have named; still never a 500."""
+        return _error(422, exc)
 
     @app.exception_handler(RequestValidationError)
     def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from ledger.scope import ID_PATTERN
 from observations.edits import (
     EntryNotFound,
     delete_entry,
@@ -27,7 +28,7 @@ from observations.edits import (
     list_owners,
 )
 from ops.api.app import Owner, State, TenantConn
-from ops.api.models import EventsIn
+from ops.api.models import EventsIn, Text, UserId
 from ops.api.routes import ERRORS, post_close, post_events
 from retrieval.search import InvalidQuery, Scope, search
 
@@ -40,20 +41,20 @@ class Mem0Body(BaseModel):
 
 class AddIn(Mem0Body):
     messages: list[dict[str, Any]] = Field(min_length=1, max_length=1000)
-    user_id: str | None = Field(default=None, min_length=1, max_length=256)
-    agent_id: str | None = Field(default=None, min_length=1, max_length=256)
-    run_id: str | None = Field(default=None, min_length=1, max_length=256)
+    user_id: UserId | None = None
+    agent_id: UserId | None = None
+    run_id: UserId | None = None
     metadata: dict[str, Any] | None = None
 
 
 class Filters(Mem0Body):
-    user_id: str | None = Field(default=None, min_length=1, max_length=256)
-    agent_id: str | None = Field(default=None, min_length=1, max_length=256)
+    user_id: UserId | None = None
+    agent_id: UserId | None = None
     run_id: str | None = None
 
 
 class SearchIn(Mem0Body):
-    query: str = Field(min_length=1, max_length=4000)
+    query: Annotated[Text, Field(min_length=1, max_length=4000)]
     filters: Filters = Field(default_factory=Filters)
     top_k: int = Field(default=10, ge=1, le=100)
 
@@ -63,7 +64,7 @@ class ListIn(Mem0Body):
 
 
 class UpdateIn(Mem0Body):
-    text: str | None = Field(default=None, min_length=1, max_length=10_000)
+    text: Annotated[Text, Field(min_length=1, max_length=10_000)] | None = None
     metadata: dict[str, Any] | None = None
 
 
@@ -258,8 +259,8 @@ def delete_all(
     owner: Owner,
     conn: TenantConn,
     state: State,
-    user_id: str | None = Query(default=None, min_length=1, max_length=256),
-    agent_id: str | None = Query(default=None, min_length=1, max_length=256),
+    user_id: str | None = Query(default=None, pattern=ID_PATTERN, max_length=128),
+    agent_id: str | None = Query(default=None, pattern=ID_PATTERN, max_length=128),
 ) -> Message:
     """Delete every memory of a user and/or agent (kept as history)."""
     if user_id is None and agent_id is None:

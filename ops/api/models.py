@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Id = Field(min_length=1, max_length=256)
+from ledger.scope import ID_PATTERN
+
+Kind = Literal[
+    "preference", "relationship", "experience", "skill", "goal", "constraint", "identity",
+    "event", "agent_experience", "session_summary", "episodic",
+]  # fmt: skip
+# Text without NUL characters (PostgreSQL text cannot hold them).
+Text = Annotated[str, Field(pattern=r"^[^\x00]*$")]
+# A user, agent or channel id: 1-128 characters, no control characters or outer spaces.
+UserId = Annotated[str, Field(pattern=ID_PATTERN, max_length=128)]
 
 
 class Strict(BaseModel):
@@ -40,22 +49,22 @@ class CloseOut(BaseModel):
 
 
 class ScopeIn(Strict):
-    user_id: str | None = Field(default=None, min_length=1, max_length=256)
-    agent_id: str | None = Field(default=None, min_length=1, max_length=256)
+    user_id: UserId | None = None
+    agent_id: UserId | None = None
 
 
 class SearchIn(ScopeIn):
-    query: str = Field(min_length=1, max_length=4000)
+    query: Annotated[Text, Field(min_length=1, max_length=4000)]
     limit: int = Field(default=10, ge=1, le=100)
-    kinds: list[str] = Field(default_factory=list, max_length=20)
+    kinds: list[Kind] = Field(default_factory=list, max_length=20)
     since: datetime | None = None
     until: datetime | None = None
     history: bool = False
 
 
 class ContextIn(ScopeIn):
-    query: str = Field(min_length=1, max_length=4000)
-    channel_id: str | None = Field(default=None, min_length=1, max_length=256)
+    query: Annotated[Text, Field(min_length=1, max_length=4000)]
+    channel_id: UserId | None = None
     budget_tokens: int | None = Field(default=None, ge=50, le=100_000)
 
 
@@ -140,20 +149,20 @@ class SkillOut(BaseModel):
 
 class ReviewIn(Strict):
     decision: Literal["publish", "reject"]
-    reviewer: str = Field(min_length=1, max_length=256)
-    reason: str | None = Field(default=None, max_length=2000)
+    reviewer: UserId
+    reason: Annotated[Text, Field(max_length=2000)] | None = None
 
 
 class MemoryAddIn(Strict):
     """Remember text for a user: it goes through the ledger and the builder like any chat."""
 
-    user_id: str = Id
+    user_id: UserId
     messages: list[dict[str, str]] = Field(min_length=1, max_length=1000)
-    channel_id: str | None = Field(default=None, min_length=1, max_length=256)
+    channel_id: UserId | None = None
 
 
 class EntryEditIn(Strict):
-    statement: str = Field(min_length=1, max_length=10_000)
+    statement: Annotated[Text, Field(min_length=1, max_length=10_000)]
 
 
 class DeletedOut(BaseModel):

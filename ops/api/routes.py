@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Query
+from fastapi import APIRouter, BackgroundTasks, Path, Query
 
 from ledger.errors import InvalidEvent
 from ledger.events import parse_events
+from ledger.scope import ID_PATTERN
 from ledger.store import append, close_session
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
 from observations.edits import (
@@ -54,6 +55,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorOut, "description": "invalid input; the message names the field"},
 }
 router = APIRouter(prefix="/v1", responses=ERRORS)
+PathId = Annotated[str, Path(pattern=ID_PATTERN, max_length=128)]
+RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 # ------------------------------------------------------------------------------ ingest
@@ -105,7 +108,7 @@ def post_events(
 
 @router.post("/sessions/{session_id}/close", tags=["ingest"])
 def post_close(
-    session_id: int, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
+    session_id: RowId, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
 ) -> CloseOut:
     """Close an open session now (it is queued for building); closing twice is a no-op."""
     closed = close_session(conn, owner.tenant_id, session_id, now=state.clock())
@@ -173,7 +176,7 @@ def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) 
 
 
 @router.get("/users/{user_id}/profile", tags=["read"])
-def get_user_profile(user_id: str, owner: Owner, conn: TenantConn) -> list[ProfileRowOut]:
+def get_user_profile(user_id: PathId, owner: Owner, conn: TenantConn) -> list[ProfileRowOut]:
     """The user's profile: one row per key, the latest valid fact current, conflicts kept."""
     return [
         ProfileRowOut(
@@ -191,7 +194,7 @@ def get_user_profile(user_id: str, owner: Owner, conn: TenantConn) -> list[Profi
 
 @router.get("/agents/{agent_id}/skills", tags=["read"])
 def get_agent_skills(
-    agent_id: str,
+    agent_id: PathId,
     owner: Owner,
     conn: TenantConn,
     status: str | None = Query(default=None, pattern="^(proposed|published|rejected)$"),
@@ -202,7 +205,7 @@ def get_agent_skills(
 
 @router.post("/skills/{skill_id}/review", tags=["read"])
 def post_review(
-    skill_id: int, body: ReviewIn, owner: Owner, conn: TenantConn, state: State
+    skill_id: RowId, body: ReviewIn, owner: Owner, conn: TenantConn, state: State
 ) -> SkillOut:
     """Publish or reject a skill proposal; the decision survives new evidence."""
     skill = review_skill(
@@ -218,13 +221,13 @@ def post_review(
 
 
 @router.get("/entries/{entry_id}", tags=["read"])
-def get_one_entry(entry_id: int, owner: Owner, conn: TenantConn) -> EntryOut:
+def get_one_entry(entry_id: RowId, owner: Owner, conn: TenantConn) -> EntryOut:
     """One memory entry with its provenance (whatever its status)."""
     return entry_out(get_entry(conn, owner.tenant_id, entry_id))
 
 
 @router.get("/entries/{entry_id}/history", tags=["read"])
-def get_entry_history(entry_id: int, owner: Owner, conn: TenantConn) -> list[HistoryOut]:
+def get_entry_history(entry_id: RowId, owner: Owner, conn: TenantConn) -> list[HistoryOut]:
     """Every change to the entry, oldest first."""
     return [HistoryOut(**r) for r in entry_history(conn, owner.tenant_id, entry_id)]
 
@@ -260,7 +263,7 @@ def post_memories(
 
 @router.put("/entries/{entry_id}", tags=["memories"])
 def put_entry(
-    entry_id: int, body: EntryEditIn, owner: Owner, conn: TenantConn, state: State
+    entry_id: RowId, body: EntryEditIn, owner: Owner, conn: TenantConn, state: State
 ) -> EntryOut:
     """Rewrite an entry's statement (re-embedded; the change is in its history)."""
     row = edit_entry(
@@ -276,14 +279,16 @@ def put_entry(
 
 
 @router.delete("/entries/{entry_id}", tags=["memories"])
-def delete_one_entry(entry_id: int, owner: Owner, conn: TenantConn, state: State) -> DeletedOut:
+def delete_one_entry(entry_id: RowId, owner: Owner, conn: TenantConn, state: State) -> DeletedOut:
     """Delete an entry (kept as history: its status becomes deleted)."""
     delete_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, now=state.clock())
     return DeletedOut(deleted=1)
 
 
 @router.delete("/users/{user_id}/entries", tags=["memories"])
-def delete_user_entries(user_id: str, owner: Owner, conn: TenantConn, state: State) -> DeletedOut:
+def delete_user_entries(
+    user_id: PathId, owner: Owner, conn: TenantConn, state: State
+) -> DeletedOut:
     """Delete every entry of a user (each kept as history)."""
     n = delete_owner_entries(
         conn, owner.tenant_id, "user", user_id, actor=owner.actor, now=state.clock()
