@@ -105,7 +105,9 @@ def tenant_conn(
 
 
 Owner = Annotated[KeyOwner, Depends(key_owner)]
-TenantConn = Annotated[Conn, Depends(tenant_conn)]
+# "function": the transaction commits before the response is sent, so a client's next
+# request sees what this one wrote
+TenantConn = Annotated[Conn, Depends(tenant_conn, scope="function")]
 State = Annotated[ApiState, Depends(api_state)]
 
 

@@ -32,7 +32,7 @@ def test_no_server_errors_and_responses_match_the_schema(live: Server) -> None:
     schema = schemathesis.openapi.from_url(f"{live.url}/openapi.json")
     checked = 0
     for result in schema.get_all_operations():
-        operation = result.ok()
+        operation = result.ok()  # type: ignore[union-attr]
 
         @given(case=operation.as_strategy())
         @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
