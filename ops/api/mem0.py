@@ -28,8 +28,8 @@ from observations.edits import (
     list_owners,
 )
 from ops.api.app import Owner, State, TenantConn
-from ops.api.models import EventsIn, Text, UserId
-from ops.api.routes import ERRORS, post_close, post_events
+from ops.api.models import Text, UserId
+from ops.api.routes import ERRORS, ChatMessage, remember
 from retrieval.search import InvalidQuery, Scope, search
 
 router = APIRouter(tags=["mem0"], responses=ERRORS)
@@ -154,26 +154,17 @@ def add(
     speaker = body.user_id or body.agent_id
     if speaker is None:
         raise InvalidQuery("one of user_id or agent_id is required", field="user_id")
-    now = state.clock()
     channel = body.run_id or f"mem0-{speaker}"
-    events = [
-        {
-            "external_id": f"mem0-{uuid.uuid4().hex}",
-            "channel_id": channel,
-            "role": "assistant" if m.get("role") == "assistant" else "user",
-            "actor_id": (body.agent_id or "assistant") if m.get("role") == "assistant" else speaker,
-            "content": str(m.get("content", "")),
-            "occurred_at": now,
-            "metadata": body.metadata or {},
-        }
-        for m in body.messages
+    messages = [
+        ChatMessage(str(m.get("role", "user")), str(m.get("content", ""))) for m in body.messages
     ]
-    out = post_events(EventsIn(events=events), owner, conn, state, tasks)
+    out = remember(
+        messages, channel, speaker, body.agent_id or "assistant", body.metadata or {}, owner,
+        conn, state, tasks,
+    )  # fmt: skip
     if out.rejected:
         first = next(r for r in out.results if r.status == "rejected")
         raise InvalidQuery(first.reason or "message rejected", field=f"messages.{first.field}")
-    for session_id in sorted({r.session_id for r in out.results if r.session_id is not None}):
-        post_close(session_id, owner, conn, state, tasks)
     event_id = str(uuid.uuid4())
     return AddOut(message="memory processing queued", status="PENDING", event_id=event_id)
 

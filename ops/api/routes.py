@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Path, Query
 
+from ledger.db import Conn
 from ledger.errors import InvalidEvent
 from ledger.events import parse_events
 from ledger.scope import ID_PATTERN
@@ -21,6 +23,7 @@ from observations.edits import (
     get_entry,
 )
 from ops.api.app import Owner, State, TenantConn
+from ops.api.keys import KeyOwner
 from ops.api.models import (
     CloseOut,
     ContextIn,
@@ -42,6 +45,7 @@ from ops.api.models import (
     SearchOut,
     SkillOut,
 )
+from ops.api.state import ApiState
 from ops.ingest import accepted_events
 from retrieval.bundle import render_text, to_json
 from retrieval.context import ContextRequest, build_context, bundle_provenance
@@ -241,22 +245,44 @@ def post_memories(
 ) -> EventsOut:
     """Remember messages of a user: appended to the ledger as a session of their own, which
     is closed and built like any other (asynchronously)."""
-    now = state.clock()
     channel = body.channel_id or f"memories-{body.user_id}"
+    messages = [ChatMessage(m.get("role", "user"), m.get("content", "")) for m in body.messages]
+    return remember(messages, channel, body.user_id, "assistant", {}, owner, conn, state, tasks)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: str
+    content: str
+
+
+def remember(
+    messages: list[ChatMessage],
+    channel: str,
+    speaker: str,
+    assistant: str,
+    metadata: dict[str, Any],
+    owner: KeyOwner,
+    conn: Conn,
+    state: ApiState,
+    tasks: BackgroundTasks,
+) -> EventsOut:
+    """Append messages (user turns by ``speaker``) as events and close their session now."""
+    now = state.clock()
     events = [
         {
             "external_id": f"memory-{uuid.uuid4().hex}",
             "channel_id": channel,
-            "role": "assistant" if m.get("role") == "assistant" else "user",
-            "actor_id": "assistant" if m.get("role") == "assistant" else body.user_id,
-            "content": m.get("content", ""),
+            "role": "assistant" if m.role == "assistant" else "user",
+            "actor_id": assistant if m.role == "assistant" else speaker,
+            "content": m.content,
             "occurred_at": now,
+            "metadata": metadata,
         }
-        for m in body.messages
+        for m in messages
     ]
     out = post_events(EventsIn(events=events), owner, conn, state, tasks)
-    sessions = {r.session_id for r in out.results if r.session_id is not None}
-    for session_id in sorted(sessions):
+    for session_id in sorted({r.session_id for r in out.results if r.session_id is not None}):
         post_close(session_id, owner, conn, state, tasks)
     return out
 

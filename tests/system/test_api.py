@@ -4,112 +4,20 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
-from ledger.db import connect, make_pool
-from materializers.runner import project
-from observations.builder import BuildConfig, build_session
-from observations.embed import HashEmbedder
-from observations.extract.heuristic import HeuristicExtractor
-from ops.api.app import create_app
-from ops.api.keys import create_key
-from ops.api.state import ApiState
-from ops.settings import Settings
-from retrieval.recent import RecentWindow
-from retrieval.search import SearchSettings
-from retrieval.tokens import approx_count
-
-NOW = datetime(2025, 10, 7, tzinfo=UTC)
-
-
-@dataclass
-class Server:
-    url: str
-    db_url: str
-    state: ApiState
-    queued: list[tuple[str, int]] = field(default_factory=list)
-
-    def key(self, tenant: str) -> str:
-        with connect(self.db_url, autocommit=True) as conn:
-            return create_key(conn, tenant, name=f"test-{tenant}", now=NOW)[1]
-
-    def build_queued(self) -> int:
-        """Build what the API queued, then bring the read models up to date."""
-        config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
-        done = 0
-        with connect(self.db_url, autocommit=True) as conn:
-            while self.queued:
-                tenant, session_id = self.queued.pop(0)
-                build_session(conn, tenant, session_id, config, now=NOW)
-                project(conn, tenant, now=NOW)
-                done += 1
-        return done
-
-
-@contextmanager
-def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
-    settings = Settings(database_url=db_url, redis_url=redis_url, embedder="hash")
-    with make_pool(db_url, max_size=8) as pool:
-        queued: list[tuple[str, int]] = []
-        window = RecentWindow.from_url(redis_url)
-        state = ApiState(
-            settings=settings,
-            pool=pool,
-            embedder=HashEmbedder(),
-            counter=approx_count,
-            search=SearchSettings(),
-            window=window,
-            enqueue_build=lambda t, s: queued.append((t, s)),
-            clock=lambda: NOW,
-            redis_ping=lambda: bool(window.client.ping()),
-        )
-        server = uvicorn.Server(
-            uvicorn.Config(create_app(state), host="127.0.0.1", port=0, log_level="warning")
-        )
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not server.started:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield Server(f"http://127.0.0.1:{port}", db_url, state, queued)
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
-            window.client.close()
-            window.client.connection_pool.disconnect()
-
+from tests.system.live_api import Server
 
 SAMPLE = [
     json.loads(line)
     for line in resources.files("ops").joinpath("samples/sample.jsonl").read_text().splitlines()
     if line.strip()
 ]
-
-
-@pytest.fixture(scope="module")
-def server(admin_url: str, template_db: str, redis: Any) -> Iterator[Server]:
-    from ops.services import drop_database, recreate_database
-
-    name = "memledger_test_api"
-    db_url = recreate_database(admin_url, name, template_db)
-    with api_server(db_url, f"unix://{redis.socket_file}") as s:
-        yield s
-    drop_database(admin_url, name)
 
 
 def client_for(server: Server, tenant: str, scheme: str = "Bearer") -> httpx.Client:

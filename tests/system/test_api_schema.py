@@ -3,7 +3,6 @@ schema, for generated (and mostly invalid) requests with a valid key."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,25 +10,14 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import positive_data_acceptance
 
-from tests.system.test_api import Server, api_server
-
-
-@pytest.fixture(scope="module")
-def live(admin_url: str, template_db: str, redis: Any) -> Iterator[Server]:
-    from ops.services import drop_database, recreate_database
-
-    name = "memledger_test_api_schema"
-    db_url = recreate_database(admin_url, name, template_db)
-    with api_server(db_url, f"unix://{redis.socket_file}") as s:
-        yield s
-    drop_database(admin_url, name)
+from tests.system.live_api import Server
 
 
 # schemathesis's strategies use `random` in a way this hypothesis version deprecates
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
-def test_no_server_errors_and_responses_match_the_schema(live: Server) -> None:
-    headers = {"Authorization": f"Bearer {live.key('tenant-s')}"}
-    schema = schemathesis.openapi.from_url(f"{live.url}/openapi.json")
+def test_no_server_errors_and_responses_match_the_schema(server: Server) -> None:
+    headers = {"Authorization": f"Bearer {server.key('tenant-s')}"}
+    schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json")
     checked = 0
     for result in schema.get_all_operations():
         operation = result.ok()  # type: ignore[union-attr]
