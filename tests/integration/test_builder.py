@@ -235,7 +235,7 @@ def test_built_session_records_version_and_gate_statistics(conn: Conn) -> None:
     ingest_sample(conn, tenant)
     config = hash_config()
     outcomes = build_all(conn, tenant, config)
-    assert config.build_version == "heuristic-2+hash-v1-384"
+    assert config.build_version == f"heuristic-{HeuristicExtractor.version}+hash-v1-384"
     for session_id, outcome in outcomes.items():
         s = session_row(conn, tenant, session_id)
         assert s["status"] == "built"

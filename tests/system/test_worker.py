@@ -32,11 +32,12 @@ from ledger import append, list_sessions, sweep_idle
 from ledger.db import Conn, connect
 from materializers import checkpoint, get_profile, list_skills
 from observations.builder import sessions_to_build
+from observations.extract.heuristic import HeuristicExtractor
 from ops import actors
 from ops.broker import setup_broker
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
-BUILD_VERSION = "heuristic-2+hash-v1-384"
+BUILD_VERSION = f"heuristic-{HeuristicExtractor.version}+hash-v1-384"
 STARTUP_S = 30.0
 BUILD_S = 30.0
 T = TypeVar("T")
