@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from psycopg.types.json import Jsonb
 
@@ -43,11 +43,22 @@ class GateConfig:
     max_items: int | None = DEFAULT_MAX_ITEMS
 
 
+class AfterStore(Protocol):
+    """Called in the build's transaction once its entries are written, with the (owner
+    type, owner id, key) of every item built — e.g. consolidation's supersede at build
+    time (wired by ``ops``: observations does not import consolidation)."""
+
+    def __call__(
+        self, conn: Conn, tenant_id: str, items: Sequence[tuple[str, str, str]], *, now: datetime
+    ) -> Any: ...
+
+
 @dataclass(frozen=True, slots=True)
 class BuildConfig:
     extractor: Extractor
     embedder: Embedder
     gates: GateConfig = field(default_factory=GateConfig)
+    after_store: AfterStore | None = None
 
     @property
     def build_version(self) -> str:
@@ -104,6 +115,8 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
     announce_entry_changes(conn)
     conn.execute(Q["delete_observations"], base)
     entries = _store_items(conn, base, gated.items, vectors, external, config, extraction)
+    if config.after_store is not None:
+        config.after_store(conn, tenant_id, [_ident(i) for i in gated.items], now=now)
     stats = {
         "extractor": extraction.extractor,
         "extractor_version": extraction.version,

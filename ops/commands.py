@@ -181,8 +181,10 @@ def _print_entries(rt: Runtime) -> None:
 
 
 from ops import api_commands as _api  # noqa: E402,F401  (serve, keys)
+from ops import consolidation_commands as _consolidation  # noqa: E402,F401  (consolidate…)
 from ops import readmodel_commands as _read_models  # noqa: E402  (profile, skills, rebuild)
 from ops import retrieval_commands as _retrieval  # noqa: E402  (search, context)
+from ops.bench import api as _bench_api  # noqa: E402,F401  (bench api)
 from ops.bench import commands as _bench  # noqa: E402,F401  (registers `bench`)
 from ops.eval import commands as _eval  # noqa: E402,F401  (registers `eval`)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from consolidation import supersede_at_build
 from observations.builder import BuildConfig, GateConfig
 from observations.embed import Embedder, make_embedder
 from observations.extract.base import Extractor
@@ -49,6 +50,7 @@ def make_build_config(settings: Settings) -> BuildConfig:
         extractor=make_extractor_from(settings),
         embedder=make_embedder_from(settings),
         gates=GateConfig(min_confidence=settings.min_confidence),
+        after_store=supersede_at_build,  # a newer fact ends the older one as it is built
     )
 
 

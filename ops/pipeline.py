@@ -15,6 +15,7 @@ from ops import actors
 from ops.broker import close_broker, setup_broker, start_worker
 from ops.components import make_build_config
 from ops.runtime import Runtime, wall_clock
+from ops.scheduler import make_scheduler
 
 
 @contextmanager
@@ -31,6 +32,20 @@ def in_process_workers(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]
         finally:
             worker.stop()
             close_broker(broker)
+
+
+@contextmanager
+def scheduled_consolidation(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[None]:
+    """The consolidation schedule in this process (the default mode's scheduler), queueing
+    the sweep's builds with ``actor``; stops after any running job when the block ends."""
+    scheduler = make_scheduler(
+        rt.urls.database_url, rt.settings, lambda sessions: actors.enqueue_builds(actor, sessions)
+    )
+    scheduler.start()
+    try:
+        yield
+    finally:
+        scheduler.shutdown(wait=True)
 
 
 @contextmanager

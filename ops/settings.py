@@ -74,6 +74,31 @@ class Settings(BaseSettings):
     rank_fresh_half_life_hours: float = Field(default=72, gt=0)
     rank_summary_bonus: float = Field(default=1.25, gt=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # consolidation (see docs/consolidation.md)
+    merge_threshold: float = Field(
+        default=0.92, gt=0, le=1, description="embedding cosine at which entries are duplicates"
+    )
+    decay_after_days: float = Field(default=90, ge=0, description="idle days before decay")
+    decay_min_accesses: int = Field(default=2, ge=0, description="accesses that keep an entry")
+    decay_half_life_days: float = Field(default=30, gt=0)
+    decay_threshold: float = Field(default=0.25, ge=0, le=1, description="archive below it")
+    max_active_entries: int = Field(default=1000, gt=0, description="per owner (caps)")
+    retention_days: float = Field(
+        default=14, gt=0, description="ledger sessions older than this are deleted"
+    )
+    sweep_requeue_after_seconds: float = Field(
+        default=600, gt=0, description="requeue a closed session still unbuilt after this"
+    )
+    consolidation_page_owners: int = Field(default=200, gt=0, le=10_000)
+    consolidation_lock_timeout_seconds: float = Field(default=5, gt=0)
+    # schedule: seconds between runs of each job (0 disables it in the scheduler)
+    schedule_sweep_seconds: float = Field(default=60, ge=0)
+    schedule_supersede_seconds: float = Field(default=300, ge=0)
+    schedule_merge_seconds: float = Field(default=3600, ge=0)
+    schedule_decay_seconds: float = Field(default=86400, ge=0)
+    schedule_caps_seconds: float = Field(default=3600, ge=0)
+    schedule_resync_seconds: float = Field(default=60, ge=0)
+    schedule_retention_seconds: float = Field(default=86400, ge=0)
 
     @property
     def session_gap(self) -> timedelta:

@@ -66,3 +66,61 @@ class BM25:
         """
         ranked = heapq.nsmallest(k, self.scores(query).items(), key=lambda p: (-p[1], p[0]))
         return [(index, score) for index, score in ranked]
+
+
+# Lower-cases ASCII letters and turns every other ASCII byte that is not a letter or digit
+# into a space: on ASCII text, splitting the result on whitespace gives exactly the runs
+# `_TOKEN` finds in the lower-cased text.
+_ASCII_TERMS = bytes(
+    c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 or 48 <= c <= 57 else 32 for c in range(256)
+)
+_STOP_BYTES = frozenset(w.encode() for w in STOP_WORDS)
+
+
+def rank(
+    docs: Sequence[str], query: str, k: int, *, k1: float = 1.5, b: float = 0.75
+) -> list[tuple[int, float]]:
+    """``BM25(docs, k1=k1, b=b).top(query, k)``, computed for the query's terms only.
+
+    The same scores to the last bit (same formula, same order of additions) and the same
+    order, several times faster on a set of statements ranked once: no index of the terms
+    the query does not have, and ASCII documents split without a regular expression.
+    """
+    if k1 < 0 or not 0 <= b <= 1:
+        raise ValueError("BM25 needs k1 >= 0 and 0 <= b <= 1")
+    query_terms = terms(query)
+    wanted = {t.encode() for t in query_terms}
+    lengths: list[int] = []
+    found: list[dict[bytes, int]] = []
+    for doc in docs:
+        tokens = _doc_terms(doc)
+        lengths.append(len(tokens))
+        tf: dict[bytes, int] = {}
+        for t in tokens:
+            if t in wanted:
+                tf[t] = tf.get(t, 0) + 1
+        found.append(tf)
+    average = sum(lengths) / len(lengths) if lengths and any(lengths) else 1.0
+    norms = [k1 * (1 - b + b * length / average) for length in lengths]
+    n = len(docs)
+    frequency = {t: sum(1 for tf in found if t in tf) for t in wanted}
+    totals: dict[int, float] = defaultdict(float)
+    weights: dict[bytes, list[tuple[int, float]]] = {}
+    for term in (t.encode() for t in query_terms):
+        if term not in weights:
+            idf = math.log(1 + (n - frequency[term] + 0.5) / (frequency[term] + 0.5))
+            weights[term] = [
+                (i, idf * tf[term] * (k1 + 1) / (tf[term] + norms[i]))
+                for i, tf in enumerate(found)
+                if term in tf
+            ]
+        for index, weight in weights[term]:
+            totals[index] += weight
+    ranked = heapq.nsmallest(k, totals.items(), key=lambda p: (-p[1], p[0]))
+    return [(index, score) for index, score in ranked]
+
+
+def _doc_terms(doc: str) -> list[bytes]:
+    if doc.isascii():
+        return [t for t in doc.encode().translate(_ASCII_TERMS).split() if t not in _STOP_BYTES]
+    return [t.encode() for t in terms(doc)]

@@ -1,17 +1,35 @@
 -- name: scope_size
--- How many entries the scope holds, counted up to a cap (cheap at any table size): it
--- decides between the exact and the HNSW path of the vector search.
-SELECT count(*) AS n FROM (
-    SELECT 1 FROM memory_entries WHERE {scope} LIMIT %(cap)s
-) s;
+-- How many entries the scope holds, counted up to a cap, which decides the paths of the
+-- vector and the full-text search; and the HNSW scan parameters for this transaction, in
+-- the same round trip. A filtered HNSW scan visits about k · table rows / scope rows
+-- entries that the filter rejects, an exact one reads every row of the scope: they cost the
+-- same at a scope of sqrt(ratio · k · table rows) entries (`crossover`; the table's size is
+-- the planner's estimate). The counts add up one scope_count per owner, each answered from
+-- the owner index alone when the scope has no time filter: cheap at any table size.
+WITH cap AS (
+    SELECT sqrt(%(ratio)s * %(k)s * greatest(reltuples, 0))::bigint AS crossover
+      FROM pg_class WHERE oid = 'memory_entries'::regclass
+)
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan,
+       set_config('hnsw.ef_search', %(ef_search)s, true) AS ef_search,
+       (SELECT crossover FROM cap) AS crossover,
+       {counts} AS n;
+
+-- name: scope_count
+(SELECT count(*) FROM (
+    SELECT 1 FROM memory_entries WHERE {scope}
+     LIMIT greatest(%(cap)s, (SELECT crossover FROM cap))
+) s)
 
 -- name: vector_exact
 -- Exact cosine distance over the scope's rows, found through the owner index: complete
--- for a small scope, where a filtered HNSW scan can return fewer than asked.
+-- for a small scope, where a filtered HNSW scan can return fewer than asked. Sorting by the
+-- output column computes each row's distance once (and reads its vector once), and keeps
+-- the planner off the HNSW index, which orders by distance, not by similarity.
 SELECT {columns}, 1 - (embedding::vector({dim}) <=> %(query)s::vector({dim})) AS similarity
   FROM memory_entries
  WHERE {scope} AND embedding_model = {model}
- ORDER BY (embedding::vector({dim}) <=> %(query)s::vector({dim})) + 0, id
+ ORDER BY similarity DESC, id
  LIMIT %(k)s;
 
 -- name: vector_hnsw

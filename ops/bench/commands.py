@@ -77,3 +77,125 @@ def bench_build(ctx: Context, sessions: int) -> None:
         f"{f.e2e_sessions_per_s:,.1f} sessions/s\n"
         f"  peak RSS {f.peak_rss_mib:.0f} MiB"
     )
+
+
+@bench.command("retrieval")
+@click.option("--entries", default=100_000, show_default=True, type=click.IntRange(1000))
+@click.option("--users", default=1000, show_default=True, type=click.IntRange(2))
+@click.option("--queries", default=300, show_default=True, type=click.IntRange(20, 5000))
+@click.option(
+    "--pool",
+    "pool_size",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(10, 20_000),
+    help="Distinct statements embedded with the real embedder, reused with perturbation.",
+)
+@click.option(
+    "--maintenance-work-mem",
+    default="2GB",
+    show_default=True,
+    help="For the index builds after loading.",
+)
+@click.option(
+    "--reuse",
+    is_flag=True,
+    help="Keep the database of an earlier run (memledger_bench_retrieval) when it already "
+    "holds these entries and users, indexed: loading a million entries takes 10-15 minutes "
+    "here (COPY ≈ 3 min, then the HNSW build ≈ 9 min).",
+)
+@pass_ctx
+def bench_retrieval(
+    ctx: Context,
+    entries: int,
+    users: int,
+    queries: int,
+    pool_size: int,
+    maintenance_work_mem: str,
+    reuse: bool,
+) -> None:
+    """Latency (p50/p95/p99) of search and of the context bundle with the configured
+    embedder, with and without the query embedding, over synthetic entries of users with
+    Zipf-like sizes; filtered completeness for a 20-entry user beside the largest one; peak
+    RSS. Loads ENTRIES entries by COPY and builds the indexes after (a million take 10-15
+    minutes; see --reuse). Size shared_buffers to the table and its indexes (the output
+    says whether they fit) or large users' queries read pages from the OS cache."""
+    from ops.bench import retrieval, retrieval_load
+    from ops.bench.synthetic import skewed_counts
+    from ops.components import make_embedder_from, make_search_settings
+
+    s = ctx.settings
+    try:
+        counts = skewed_counts(entries, users)
+        retrieval.probe_rank(counts)  # fail before loading if there is no 20-entry user
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    embedder = make_embedder_from(s)
+    services = running_services(s.home, s.database_url, s.redis_url, redis=False)
+    with (
+        services as urls,
+        scratch_database(urls.database_url, RETRIEVAL_DATABASE, reuse=reuse) as url,
+        bench_conn(url) as conn,
+    ):
+        load = None
+        if not (reuse and retrieval_load.holds(conn, counts)):
+            load = retrieval_load.load(
+                conn, counts, embedder, pool_size=pool_size, work_mem=maintenance_work_mem
+            )
+        cache = retrieval_load.prewarm(conn)
+        f = retrieval.run_queries(
+            conn, counts, embedder, make_search_settings(s), queries=queries, now=wall_clock()
+        )
+    click.echo(retrieval.render(counts, load, cache, f, embedder.model))
+
+
+RETRIEVAL_DATABASE = "memledger_bench_retrieval"
+
+
+@bench.command("consolidate")
+@click.option("--entries", default=100_000, show_default=True, type=click.IntRange(1000))
+@click.option("--per-owner", default=100, show_default=True, type=click.IntRange(10, 10_000))
+@click.option("--pool", "pool_size", default=2000, show_default=True, type=click.IntRange(10))
+@click.option("--no-hnsw", is_flag=True, help="Skip the HNSW index (faster load, cheaper writes).")
+@click.option(
+    "--maintenance-work-mem",
+    default="2GB",
+    show_default=True,
+    help="For the index builds after loading (HNSW builds slowly once its graph outgrows it).",
+)
+@pass_ctx
+def bench_consolidate(
+    ctx: Context,
+    entries: int,
+    per_owner: int,
+    pool_size: int,
+    no_hnsw: bool,
+    maintenance_work_mem: str,
+) -> None:
+    """Time of every consolidation job over ENTRIES synthetic entries (10% duplicates, 5%
+    same-key conflicts, vectors from a pool embedded with the configured embedder), then
+    of an incremental pass after 1% changed; peak RSS while the passes ran. On a scratch
+    database (memledger_bench_consolidate)."""
+    from ops.bench.consolidate import DATABASE, run_consolidate, text
+    from ops.components import make_embedder_from
+    from ops.scheduler import consolidation_config
+
+    s = ctx.settings
+    services = running_services(s.home, s.database_url, s.redis_url, redis=False)
+    with (
+        services as urls,
+        scratch_database(urls.database_url, DATABASE) as url,
+        bench_conn(url) as conn,
+    ):
+        figures = run_consolidate(
+            conn,
+            make_embedder_from(s),
+            consolidation_config(s, None),
+            entries=entries,
+            per_owner=per_owner,
+            pool_size=pool_size,
+            hnsw=not no_hnsw,
+            work_mem=maintenance_work_mem,
+            now=wall_clock(),
+        )
+    click.echo(text(figures))

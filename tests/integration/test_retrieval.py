@@ -27,7 +27,7 @@ from retrieval.access import AccessLog
 from retrieval.bundle import render_text
 from retrieval.context import ContextRequest, build_context, bundle_provenance
 from retrieval.recent import RecentWindow, recent_messages
-from retrieval.search import Filters, InvalidQuery, Scope, search
+from retrieval.search import Filters, InvalidQuery, Scope, search, vector_search
 from retrieval.tokens import approx_count
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
@@ -101,6 +101,21 @@ def test_small_user_beside_a_large_one_gets_every_result_it_has(
                 c, Scope("t1", "big"), query, embedder=PoolEmbedder(pool), now=NOW, limit=limit
             )
             assert len(big) == limit and {r.candidate.owner_id for r in big} == {"big"}
+
+
+def test_vector_search_alone_returns_every_entry_of_a_small_scope_and_k_of_a_large_one(
+    large_db: tuple[str, Pool],
+) -> None:
+    url, pool = large_db
+    vector = pool.vectors[3]
+    with connect(url, autocommit=True) as c:
+        small = vector_search(c, Scope("t1", "small"), vector, embedder=PoolEmbedder(pool), k=50)
+        big = vector_search(c, Scope("t1", "big"), vector, embedder=PoolEmbedder(pool), k=50)
+    assert len(small) == 20 and {r.owner_id for r in small} == {"small"}
+    assert len(big) == 50 and {r.owner_id for r in big} == {"big"}
+    assert big[0].statement.startswith(pool.statements[3] + " (")
+    similarities = [r.similarity or 0.0 for r in big]
+    assert similarities == sorted(similarities, reverse=True)
 
 
 def test_the_large_user_goes_through_hnsw(large_db: tuple[str, Pool]) -> None:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrieval import BM25
-from retrieval.bm25 import terms
+from retrieval.bm25 import rank, terms
 
 DOCS = [
     "[8 May 2023] Caroline: I went to a LGBTQ support group yesterday.",
@@ -77,3 +77,17 @@ def test_seven_hundred_turns_and_two_hundred_questions_take_well_under_a_second(
     for q in questions:
         index.top(q, 10)
     assert time.perf_counter() - started < 1.0
+
+
+mixed = st.lists(
+    st.sampled_from(["Maya", "maya", "oat", "the", "Café", "déjà", "İstanbul", "ß", "2023",
+                     "x_y", "a-b", "ÄÖ", "\t", "milk,", "MILK"]),
+    max_size=12,
+).map(" ".join)  # fmt: skip
+
+
+@given(st.lists(mixed, max_size=25), mixed, st.integers(1, 30))
+def test_rank_for_one_query_equals_the_index_to_the_last_bit(
+    docs: list[str], query: str, k: int
+) -> None:
+    assert rank(docs, query, k) == BM25(docs).top(query, k)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from observations.embed_local import MAX_POSITIONS, _load_tokenizer, default_model_files
 from retrieval import (
     SECTIONS,
     MemoryItem,
@@ -134,6 +135,20 @@ def test_bundle_fits_the_wordpiece_budget(offered: dict[str, Any], budget: int) 
 def test_counters_add_up_over_whitespace_joins(a: str, b: str, gap: str) -> None:
     for count in (approx_count, wordpiece_counter()):
         assert count(a + gap + b) == count(a) + count(b)
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    st.lists(
+        st.text(max_size=12)
+        | st.sampled_from(["\x0b", "\x1c", "\x85", "\u2028", "\u3000", "\xa0", "[CLS]", "é"]),
+        max_size=12,
+    ).map("".join)
+)
+def test_the_wordpiece_count_is_the_tokenizers_count_of_the_whole_text(text: str) -> None:
+    tokenizer = _load_tokenizer(default_model_files(), MAX_POSITIONS)
+    tokenizer.no_truncation()
+    assert wordpiece_counter()(text) == len(tokenizer.encode(text, add_special_tokens=False))
 
 
 def test_the_approximate_count_follows_wordpiece_splits() -> None:

@@ -1,0 +1,35 @@
+"""Reading an entry's history back: its current row, every change, its entry lineage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.db import Conn, tenant_scope
+from ledger.errors import MemledgerError
+from ledger.sqlfile import load_queries
+
+Q = load_queries("consolidation")
+
+
+class EntryNotFound(MemledgerError):
+    """No such memory entry for this tenant: check the id and the tenant."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntryHistory:
+    entry: dict[str, Any]
+    changes: list[dict[str, Any]]  # memory_entry_history rows, oldest first
+    links: list[dict[str, Any]]  # supersedes / merged_into / contradicts, either direction
+
+
+def entry_history(conn: Conn, tenant_id: str, entry_id: int) -> EntryHistory:
+    """Everything recorded about one entry."""
+    with tenant_scope(conn, tenant_id):
+        params = {"tenant_id": tenant_id, "id": entry_id}
+        entry = conn.execute(Q["entry"], params).fetchone()
+        if entry is None:
+            raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id)
+        changes = conn.execute(Q["entry_history"], params).fetchall()
+        links = conn.execute(Q["entry_links"], params).fetchall()
+    return EntryHistory(entry, changes, links)

@@ -1,0 +1,125 @@
+"""The consolidation jobs by name, with the configuration they share.
+
+Every job has the same signature — ``(conn, config, scope) -> stats`` — and is idempotent:
+run twice over the same state, the second run changes nothing. ``JOBS`` lists them in the
+order ``all`` runs them: sweep first (builds are asynchronous anyway), supersede before
+merge (only current facts are merged), decay and caps before the read models are
+resynchronized, retention last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from consolidation import entry_jobs, ledger_jobs
+from consolidation.decay import RetentionPolicy
+from consolidation.ledger_jobs import Enqueue
+from consolidation.merge import DEFAULT_THRESHOLD
+from consolidation.owners import Walk
+from ledger.db import Conn
+from ledger.errors import MemledgerError
+
+Stats = dict[str, Any]
+
+
+class UnknownJob(MemledgerError):
+    """No such consolidation job: use one of the names listed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationConfig:
+    policy: RetentionPolicy = field(default_factory=RetentionPolicy)
+    merge_threshold: float = DEFAULT_THRESHOLD
+    retention_days: float = 14
+    session_gap: timedelta = timedelta(minutes=30)
+    requeue_after: timedelta = timedelta(minutes=10)
+    max_build_attempts: int = 5
+    walk: Walk = field(default_factory=Walk)
+    decay_page: int = 5000
+    enqueue: Enqueue | None = None  # queues builds for the sweep; None: only count them
+
+
+@dataclass(frozen=True, slots=True)
+class JobScope:
+    """What one run covers: its time, one tenant or all (None), incremental or full."""
+
+    now: datetime
+    tenant_id: str | None = None
+    full: bool = False
+
+
+Job = Callable[[Conn, ConsolidationConfig, JobScope], Stats]
+
+
+def _supersede(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    job = entry_jobs.supersede_job()
+    return entry_jobs.run_entry_job(
+        conn, job, scope.tenant_id, now=scope.now, full=scope.full, walk=config.walk
+    )
+
+
+def _merge(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    job = entry_jobs.merge_job(config.merge_threshold)
+    return entry_jobs.run_entry_job(
+        conn, job, scope.tenant_id, now=scope.now, full=scope.full, walk=config.walk
+    )
+
+
+def _caps(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    job = entry_jobs.caps_job(config.policy, scope.now)
+    return entry_jobs.run_entry_job(
+        conn, job, scope.tenant_id, now=scope.now, full=scope.full, walk=config.walk
+    )
+
+
+def _decay(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    return entry_jobs.decay(
+        conn, scope.tenant_id, now=scope.now, policy=config.policy, page=config.decay_page
+    )
+
+
+def _resync(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    return ledger_jobs.resync(conn, scope.tenant_id, now=scope.now, full=scope.full)
+
+
+def _sweep(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    return ledger_jobs.sweep(
+        conn,
+        scope.tenant_id,
+        now=scope.now,
+        gap=config.session_gap,
+        requeue_after=config.requeue_after,
+        max_attempts=config.max_build_attempts,
+        enqueue=config.enqueue,
+    )
+
+
+def _retention(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    return ledger_jobs.retention(
+        conn,
+        scope.tenant_id,
+        now=scope.now,
+        retention_days=config.retention_days,
+        full=scope.full,
+    )
+
+
+JOBS: dict[str, Job] = {
+    "sweep": _sweep,
+    "supersede": _supersede,
+    "merge": _merge,
+    "decay": _decay,
+    "caps": _caps,
+    "resync": _resync,
+    "retention": _retention,
+}
+
+
+def get_job(name: str) -> Job:
+    try:
+        return JOBS[name]
+    except KeyError:
+        raise UnknownJob(job=name, known=", ".join(JOBS)) from None

@@ -1,0 +1,103 @@
+"""The jobs around the ledger and the read models: sweep, retention, projection resync."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from consolidation.entry_jobs import tenants
+from ledger.db import Conn
+from ledger.sqlfile import load_queries
+from ledger.store import sweep_idle
+from materializers.runner import CONSUMER as READ_MODELS
+from materializers.runner import project, rebuild
+
+Q = load_queries("consolidation")
+Enqueue = Callable[[Sequence[tuple[str, int]]], int]
+REQUEUE_LIMIT = 10_000  # sessions queued per sweep at most
+RETENTION_STATS = ("tenants", "sessions", "events", "observations", "links", "entries_detached")
+RESYNC_STATS = ("tenants", "changes", "owners", "profile_rows", "skill_rows")
+
+
+def sweep(
+    conn: Conn,
+    tenant_id: str | None,
+    *,
+    now: datetime,
+    gap: timedelta,
+    requeue_after: timedelta,
+    max_attempts: int,
+    enqueue: Enqueue | None,
+) -> dict[str, int]:
+    """Close idle sessions and queue builds: for those just closed, for closed ones still
+    unbuilt after ``requeue_after`` (a lost message), and for failed ones whose backoff has
+    passed, up to ``max_attempts``. A duplicate build message is a no-op."""
+    closed = sweep_idle(conn, now=now, gap=gap, tenant_id=tenant_id)
+    params = {
+        "tenant_id": tenant_id,
+        "now": now,
+        "stale_before": now - requeue_after,
+        "max_attempts": max_attempts,
+        "limit": REQUEUE_LIMIT,
+    }
+    with conn.transaction():
+        due = [(r["tenant_id"], r["id"]) for r in conn.execute(Q["sessions_to_requeue"], params)]
+    sessions = sorted(set(closed) | set(due))
+    queued = enqueue(sessions) if enqueue is not None and sessions else 0
+    return {"closed_idle": len(closed), "requeued": len(due), "queued": queued}
+
+
+def retention(
+    conn: Conn, tenant_id: str | None, *, now: datetime, retention_days: float, full: bool
+) -> dict[str, int]:
+    """Delete ledger sessions that ended more than ``retention_days`` ago (built or failed
+    ones only) with their events and observations, through ``memledger_retention_delete``
+    — the one path the append-only trigger allows. Entries survive (their
+    ``source_session_id`` becomes NULL), so do read models; the deleted observations'
+    lineage links go too (a full pass also sweeps any other orphan link)."""
+    before = now - timedelta(days=retention_days)
+    totals = Counter(dict.fromkeys(RETENTION_STATS, 0))
+    for tenant in tenants(conn, tenant_id, "session_tenants"):
+        params = {"tenant_id": tenant, "before": before}
+        with conn.transaction():  # as the owner: the app role may not delete ledger rows
+            doomed = conn.execute(Q["retention_doomed"], params).fetchall()
+            if doomed:
+                ids = [r["id"] for r in doomed]
+                observations = [o for r in doomed for o in r["observation_ids"]]
+                row = conn.execute(Q["entries_of_sessions"], {**params, "ids": ids}).fetchone()
+                totals["entries_detached"] += int(row["n"]) if row else 0
+                deleted = conn.execute(Q["retention_delete"], params).fetchone()
+                totals["sessions"] += int(deleted["sessions"]) if deleted else 0
+                totals["events"] += sum(int(r["event_count"]) for r in doomed)
+                totals["observations"] += len(observations)
+                links = conn.execute(Q["delete_observation_links"], {**params, "ids": observations})
+                totals["links"] += links.rowcount
+            if full:
+                totals["links"] += conn.execute(Q["delete_orphan_links"], params).rowcount
+        totals["tenants"] += 1
+    return dict(totals)
+
+
+def resync(conn: Conn, tenant_id: str | None, *, now: datetime, full: bool) -> dict[str, int]:
+    """Bring the read models up to date where entries changed (the checkpointed runner);
+    a full pass rebuilds them from entries alone."""
+    totals = Counter(dict.fromkeys(RESYNC_STATS, 0))
+    if full:
+        results = rebuild(conn, tenant_id, "all", now=now)
+    else:
+        params = {
+            "tenant_id": tenant_id,
+            "consumer": READ_MODELS,
+            "upto": 2**62,
+            "all_actors": True,
+        }
+        behind = [r["tenant_id"] for r in conn.execute(Q["history_tenants_behind"], params)]
+        results = [project(conn, t, now=now) for t in behind]
+    for stats in results:
+        totals["tenants"] += 1
+        totals["changes"] += stats.changes
+        totals["owners"] += stats.owners
+        totals["profile_rows"] += stats.profile_rows
+        totals["skill_rows"] += stats.skill_rows
+    return dict(totals)

@@ -1,0 +1,104 @@
+"""The consolidation schedule: apscheduler 3.x running each job at its interval.
+
+Each job fires at the start of its epoch-aligned windows (so schedulers on several hosts
+fire together and :func:`consolidation.run_job` lets exactly one of them run each window);
+``max_instances=1`` and ``coalesce=True`` keep one process from piling up runs of a slow
+job, and the advisory lock keeps two processes from overlapping. Every run opens its own
+autocommit connection and reads the wall clock once, as ``now``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+import structlog
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from consolidation import (
+    JOBS,
+    ConsolidationConfig,
+    JobScope,
+    RetentionPolicy,
+    RunOutcome,
+    Walk,
+    run_job,
+    window_for,
+)
+from ledger.db import connect
+from ops.runtime import wall_clock
+from ops.settings import Settings
+
+log = structlog.get_logger(__name__)
+Enqueue = Callable[[Sequence[tuple[str, int]]], int]
+
+
+def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> ConsolidationConfig:
+    s = settings
+    return ConsolidationConfig(
+        policy=RetentionPolicy(
+            decay_after_days=s.decay_after_days,
+            min_accesses=s.decay_min_accesses,
+            half_life_days=s.decay_half_life_days,
+            threshold=s.decay_threshold,
+            max_active_per_owner=s.max_active_entries,
+        ),
+        merge_threshold=s.merge_threshold,
+        retention_days=s.retention_days,
+        session_gap=s.session_gap,
+        requeue_after=timedelta(seconds=s.sweep_requeue_after_seconds),
+        max_build_attempts=s.build_max_attempts,
+        walk=Walk(
+            page_owners=s.consolidation_page_owners,
+            lock_timeout=timedelta(seconds=s.consolidation_lock_timeout_seconds),
+        ),
+        enqueue=enqueue,
+    )
+
+
+def intervals(settings: Settings) -> dict[str, timedelta]:
+    """Each scheduled job's interval (jobs set to 0 are left out)."""
+    seconds = {job: float(getattr(settings, f"schedule_{job}_seconds")) for job in JOBS}
+    return {job: timedelta(seconds=s) for job, s in seconds.items() if s > 0}
+
+
+def run_scheduled(
+    database_url: str, job: str, interval: timedelta, config: ConsolidationConfig
+) -> RunOutcome:
+    """One scheduled firing: the job for the window it falls in, across tenants."""
+    now = wall_clock()
+    with connect(database_url, autocommit=True) as conn:
+        return run_job(
+            conn, job, config, JobScope(now), window=window_for(now, interval), clock=wall_clock
+        )
+
+
+def make_scheduler(
+    database_url: str, settings: Settings, enqueue: Enqueue | None
+) -> BackgroundScheduler:
+    """A scheduler (not started) with every job whose interval is set."""
+    config = consolidation_config(settings, enqueue)
+    jobs = intervals(settings)
+    scheduler = BackgroundScheduler(
+        timezone="UTC", executors={"default": ThreadPoolExecutor(max(len(jobs), 1))}
+    )
+    now = wall_clock()
+    for job, interval in jobs.items():
+        scheduler.add_job(
+            run_scheduled,
+            IntervalTrigger(
+                seconds=interval.total_seconds(),
+                start_date=window_for(now, interval).end,
+                timezone="UTC",
+            ),
+            args=[database_url, job, interval, config],
+            id=job,
+            name=f"consolidation:{job}",
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=max(1, int(interval.total_seconds())),
+        )
+    log.info("scheduler_configured", jobs={j: i.total_seconds() for j, i in jobs.items()})
+    return scheduler
