@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Path, Query
+from pydantic import BaseModel
 
+from consolidation.jobs import JOBS, JobScope
+from consolidation.runs import point_window, run_job
 from ledger.db import Conn
 from ledger.errors import InvalidEvent
 from ledger.events import parse_events
@@ -47,6 +50,7 @@ from ops.api.models import (
 )
 from ops.api.state import ApiState
 from ops.ingest import accepted_events
+from ops.scheduler import consolidation_config
 from retrieval.bundle import render_text, to_json
 from retrieval.context import ContextRequest, build_context, bundle_provenance
 from retrieval.recent import recent_messages
@@ -394,4 +398,39 @@ def _skill(s: SkillProposal) -> SkillOut:
         reviewed_by=s.reviewed_by,
         reviewed_at=s.reviewed_at,
         review_reason=s.review_reason,
+    )
+
+
+# ------------------------------------------------------------------------------ operations
+
+
+class MaintenanceOut(BaseModel):
+    job: str
+    status: str  # done, busy (running elsewhere), taken (this window already ran)
+    run_id: int | None
+    stats: dict[str, Any]
+
+
+@router.post("/maintenance/{job}", tags=["operations"])
+def post_maintenance(
+    job: Annotated[str, Path(pattern="^(" + "|".join(JOBS) + ")$")],
+    owner: Owner,
+    state: State,
+) -> MaintenanceOut:
+    """Run one consolidation job now for the key's tenant (recorded in consolidation_runs,
+    skipped while the same job runs elsewhere)."""
+    now = state.clock()
+    config = consolidation_config(state.settings, None)
+    with state.connection() as conn:
+        outcome = run_job(
+            conn,
+            job,
+            config,
+            JobScope(now=now, tenant_id=owner.tenant_id),
+            window=point_window(now),
+            clock=state.clock,
+        )
+        conn.commit()
+    return MaintenanceOut(
+        job=job, status=outcome.status, run_id=outcome.run_id, stats=dict(outcome.stats or {})
     )

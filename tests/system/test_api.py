@@ -227,3 +227,12 @@ def test_the_unmodified_mem0_client_works_against_memledger(
         other.get(memory["id"])
     client.client.close()
     other.client.close()
+
+
+def test_maintenance_runs_a_job_once_per_window_for_the_keys_tenant(server: Server) -> None:
+    with client_for(server, "tenant-o") as client:
+        first = client.post("/v1/maintenance/supersede")
+        assert first.status_code == 200 and first.json()["status"] == "done"
+        again = client.post("/v1/maintenance/supersede")  # the server's clock stands still
+        assert again.json()["status"] == "taken"
+        assert client.post("/v1/maintenance/everything").status_code == 422
