@@ -33,7 +33,7 @@ def scope_options(f: click.decorators.FC) -> click.decorators.FC:
 @click.option("--kind", "kinds", multiple=True, help="Only entries of this kind (repeatable).")
 @click.option("--since", type=click.DateTime(), help="Only facts valid from this date on.")
 @click.option("--until", type=click.DateTime(), help="Only facts valid from before this date.")
-@click.option("--history", is_flag=True, help="Include superseded and merged entries.")
+@click.option("--history", is_flag=True, help="Include superseded, merged and archived entries.")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with each score's explain.")
 @pass_ctx
