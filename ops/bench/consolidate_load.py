@@ -31,7 +31,7 @@ import numpy as np
 from psycopg.types.json import Jsonb
 
 from ledger.db import Conn
-from ops.bench.synthetic import Pool
+from ops.bench.synthetic import Pool, copy_entries
 
 TENANT = "bench"
 _PROFILE = ("preference", "identity", "goal")
@@ -178,13 +178,4 @@ def interleaved_rows(generator: Generator, counts: list[int]) -> Iterator[tuple[
 
 
 def copy_rows(conn: Conn, rows: Iterator[tuple[Any, ...]]) -> int:
-    n = 0
-    with (
-        conn.cursor() as cur,
-        cur.copy(f"COPY memory_entries ({_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy,
-    ):
-        copy.set_types(_TYPES)
-        for row in rows:
-            copy.write_row(row)
-            n += 1
-    return n
+    return copy_entries(conn, rows, _COLUMNS, _TYPES)

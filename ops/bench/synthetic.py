@@ -123,14 +123,20 @@ def interleaved(
     return iter(bursts)
 
 
-def copy_entries(conn: Conn, rows: Iterable[tuple[Any, ...]]) -> int:
-    """Bulk-load entry rows (as the owner role: no row-level security on COPY)."""
+def copy_entries(
+    conn: Conn,
+    rows: Iterable[tuple[Any, ...]],
+    columns: str = _COLUMNS,
+    types: Sequence[str] = tuple(_TYPES),
+) -> int:
+    """Bulk-load entry rows of ``columns`` (binary COPY, as the owner role: no row-level
+    security on COPY)."""
     n = 0
     with (
         conn.cursor() as cur,
-        cur.copy(f"COPY memory_entries ({_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy,
+        cur.copy(f"COPY memory_entries ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
     ):
-        copy.set_types(_TYPES)
+        copy.set_types(list(types))
         for row in rows:
             copy.write_row(row)
             n += 1
