@@ -293,8 +293,11 @@ CREATE INDEX IF NOT EXISTS memory_sessions_channel_time
     ON memory_sessions (tenant_id, channel_id, started_at);
 CREATE INDEX IF NOT EXISTS memory_sessions_to_build
     ON memory_sessions (status, next_attempt_at) WHERE status IN ('closed', 'failed');
-CREATE INDEX IF NOT EXISTS memory_sessions_open_idle
-    ON memory_sessions (last_event_at) WHERE status = 'open';
+-- No index on last_event_at: every append moves it, and without one an open session's
+-- update is HOT (no index entries; fillfactor leaves the page room). The idle sweep
+-- reads the open sessions through memory_sessions_one_open.
+DROP INDEX IF EXISTS memory_sessions_open_idle;
+ALTER TABLE memory_sessions SET (fillfactor = 70);
 CREATE INDEX IF NOT EXISTS memory_sessions_ended
     ON memory_sessions (tenant_id, ended_at);
 CREATE INDEX IF NOT EXISTS memory_entries_owner

@@ -117,16 +117,19 @@ def _check_bounds(index: int, event: EventIn, latest: datetime, limits: Limits) 
     def bad(field: str, message: str) -> InvalidEvent:
         return InvalidEvent(message, index=index, field=field, external_id=event.external_id)
 
-    size = len(event.content.encode("utf-8"))
-    if size > limits.max_content_bytes:
-        raise bad("content", f"content is {size} bytes, over the {limits.max_content_bytes} limit")
-    meta = _metadata_bytes(event.metadata)
-    if meta is None:
-        raise bad("metadata", "metadata is not JSON-serializable")
-    if meta > limits.max_metadata_bytes:
-        raise bad(
-            "metadata", f"metadata is {meta} bytes, over the {limits.max_metadata_bytes} limit"
-        )
+    # A character is at most 4 bytes in UTF-8: short content needs no encoding to measure.
+    if 4 * len(event.content) > limits.max_content_bytes:
+        size = len(event.content.encode("utf-8"))
+        if size > limits.max_content_bytes:
+            message = f"content is {size} bytes, over the {limits.max_content_bytes} limit"
+            raise bad("content", message)
+    if event.metadata:
+        meta = _metadata_bytes(event.metadata)
+        if meta is None:
+            raise bad("metadata", "metadata is not JSON-serializable")
+        if meta > limits.max_metadata_bytes:
+            message = f"metadata is {meta} bytes, over the {limits.max_metadata_bytes} limit"
+            raise bad("metadata", message)
     if event.occurred_at > latest:
         raise bad("occurred_at", f"occurred_at {event.occurred_at.isoformat()} is in the future")
     if event.occurred_at < _EARLIEST:

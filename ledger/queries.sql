@@ -2,10 +2,12 @@
 SELECT pg_advisory_xact_lock(%(key)s);
 
 -- name: existing_external_ids
--- LATERAL ... LIMIT 1 keeps this a probe of the unique index per key, whatever the
--- table's statistics say (a hash join over the tenant's whole ledger is the alternative).
+-- A batch's rows travel as one JSON document (json_to_recordset): one C-level encode on
+-- the client instead of a per-element array dump. LATERAL ... LIMIT 1 keeps this a probe
+-- of the unique index per key, whatever the table's statistics say (a hash join over the
+-- tenant's whole ledger is the alternative).
 SELECT k.channel_id, k.external_id
-  FROM unnest(%(channel_ids)s::text[], %(external_ids)s::text[]) AS k (channel_id, external_id)
+  FROM json_to_recordset(%(keys)s::json) AS k (channel_id text, external_id text)
  CROSS JOIN LATERAL (
        SELECT 1 FROM memory_session_events e
         WHERE e.tenant_id = %(tenant_id)s AND e.channel_id = k.channel_id
@@ -15,7 +17,8 @@ SELECT k.channel_id, k.external_id
 -- name: open_sessions_for_update
 SELECT id, channel_id, started_at, last_event_at, event_count, participants
   FROM memory_sessions
- WHERE tenant_id = %(tenant_id)s AND status = 'open' AND channel_id = ANY(%(channel_ids)s)
+ WHERE tenant_id = %(tenant_id)s AND status = 'open'
+   AND channel_id = ANY (ARRAY(SELECT json_array_elements_text(%(channel_ids)s::json)))
    FOR UPDATE;
 
 -- name: next_session_ids
@@ -23,58 +26,42 @@ SELECT nextval(pg_get_serial_sequence('memory_sessions', 'id')) AS id
   FROM generate_series(1, %(n)s);
 
 -- name: insert_sessions
--- One statement per batch: participants travel as one JSON array per session.
 INSERT INTO memory_sessions
        (tenant_id, id, channel_id, status, started_at, last_event_at, ended_at,
         opened_at, closed_at, close_reason, event_count, participants)
 OVERRIDING SYSTEM VALUE
 SELECT %(tenant_id)s, v.id, v.channel_id, v.status, v.started_at, v.last_event_at, v.ended_at,
        %(now)s, v.closed_at, v.close_reason, v.event_count,
-       ARRAY(SELECT jsonb_array_elements_text(v.participants))
-  FROM unnest(%(ids)s::bigint[], %(channel_ids)s::text[], %(statuses)s::text[],
-              %(started_at)s::timestamptz[], %(last_event_at)s::timestamptz[],
-              %(ended_at)s::timestamptz[], %(closed_at)s::timestamptz[],
-              %(close_reasons)s::text[], %(event_counts)s::int[], %(participants)s::jsonb[])
-       AS v (id, channel_id, status, started_at, last_event_at, ended_at, closed_at,
-             close_reason, event_count, participants);
+       ARRAY(SELECT json_array_elements_text(v.participants))
+  FROM json_to_recordset(%(sessions)s::json)
+       AS v (id bigint, channel_id text, status text, started_at timestamptz,
+             last_event_at timestamptz, ended_at timestamptz, closed_at timestamptz,
+             close_reason text, event_count integer, participants json);
 
 -- name: update_sessions
 UPDATE memory_sessions s
    SET started_at = v.started_at, last_event_at = v.last_event_at,
        event_count = v.event_count,
-       participants = ARRAY(SELECT jsonb_array_elements_text(v.participants)),
+       participants = ARRAY(SELECT json_array_elements_text(v.participants)),
        status = v.status, ended_at = v.ended_at, closed_at = v.closed_at,
        close_reason = v.close_reason
-  FROM unnest(%(ids)s::bigint[], %(channel_ids)s::text[], %(statuses)s::text[],
-              %(started_at)s::timestamptz[], %(last_event_at)s::timestamptz[],
-              %(ended_at)s::timestamptz[], %(closed_at)s::timestamptz[],
-              %(close_reasons)s::text[], %(event_counts)s::int[], %(participants)s::jsonb[])
-       AS v (id, channel_id, status, started_at, last_event_at, ended_at, closed_at,
-             close_reason, event_count, participants)
+  FROM json_to_recordset(%(sessions)s::json)
+       AS v (id bigint, channel_id text, status text, started_at timestamptz,
+             last_event_at timestamptz, ended_at timestamptz, closed_at timestamptz,
+             close_reason text, event_count integer, participants json)
  WHERE s.tenant_id = %(tenant_id)s AND s.id = v.id;
 
--- name: create_event_stage
--- Per-connection staging table: COPY is not allowed into a table under row-level
--- security, so a batch is copied here and moved with one INSERT that RLS checks.
-CREATE TEMP TABLE IF NOT EXISTS ledger_event_stage (
-    session_id bigint, channel_id text, seq integer, role text, actor_id text,
-    actor_name text, content text, occurred_at timestamptz, external_id text, metadata jsonb
-) ON COMMIT DELETE ROWS;
-
--- name: copy_event_stage
-COPY ledger_event_stage (session_id, channel_id, seq, role, actor_id, actor_name, content,
-                         occurred_at, external_id, metadata) FROM STDIN;
-
 -- name: insert_events
+-- Ids are assigned in the document's order.
 INSERT INTO memory_session_events
        (tenant_id, session_id, channel_id, seq, role, actor_id, actor_name, content,
         occurred_at, recorded_at, external_id, metadata)
-SELECT %(tenant_id)s, session_id, channel_id, seq, role, actor_id, actor_name, content,
-       occurred_at, %(now)s, external_id, metadata
-  FROM ledger_event_stage;
-
--- name: clear_event_stage
-TRUNCATE ledger_event_stage;
+SELECT %(tenant_id)s, v.session_id, v.channel_id, v.seq, v.role, v.actor_id, v.actor_name,
+       v.content, v.occurred_at, %(now)s, v.external_id, v.metadata
+  FROM json_to_recordset(%(events)s::json)
+       AS v (session_id bigint, channel_id text, seq integer, role text, actor_id text,
+             actor_name text, content text, occurred_at timestamptz, external_id text,
+             metadata jsonb);
 
 -- name: close_session
 UPDATE memory_sessions

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from psycopg.types.json import Jsonb
-
 from ledger.db import LEDGER_LOCK, Conn, tenant_scope
 from ledger.errors import SessionNotFound
 from ledger.events import EventIn, Limits, parse_events
@@ -66,12 +64,15 @@ def append(
     """
     parsed = parse_events(events, now=now, limits=limits)
     with tenant_scope(conn, tenant_id):
-        conn.execute(Q["lock_ledger"], {"key": LEDGER_LOCK})
-        fresh, dup = _split_duplicates(conn, tenant_id, parsed)
+        stored, open_rows = _read_state(conn, tenant_id, parsed)
+        fresh, dup = _split_duplicates(parsed, stored)
         by_channel: dict[str, list[int]] = defaultdict(list)
         for i in fresh:
             by_channel[parsed[i].channel_id].append(i)
-        opened, closed, session_of = _write(conn, tenant_id, parsed, by_channel, now, gap)
+        open_by_channel = {r["channel_id"]: r for r in open_rows}
+        opened, closed, session_of = _write(
+            conn, tenant_id, parsed, by_channel, open_by_channel, now, gap
+        )
     outcomes = tuple(
         EventOutcome(i, "duplicate", None)
         if i in dup
@@ -81,20 +82,31 @@ def append(
     return AppendResult(outcomes, tuple(opened), tuple(closed))
 
 
-def _split_duplicates(
+def _read_state(
     conn: Conn, tenant_id: str, events: list[EventIn]
+) -> tuple[set[tuple[str, str]], list[dict[str, Any]]]:
+    """Under the ledger lock, in one round trip: the batch's (channel, external id) pairs
+    already stored, and the open sessions of its channels (locked for update)."""
+    keys = [{"channel_id": e.channel_id, "external_id": e.external_id} for e in events]
+    channels = list(dict.fromkeys(e.channel_id for e in events))
+    with conn.pipeline():
+        conn.execute(Q["lock_ledger"], {"key": LEDGER_LOCK})
+        existing = conn.execute(
+            Q["existing_external_ids"], {"tenant_id": tenant_id, "keys": _json(keys)}
+        )
+        sessions = conn.execute(
+            Q["open_sessions_for_update"],
+            {"tenant_id": tenant_id, "channel_ids": _json(channels)},
+        )
+        stored = {(r["channel_id"], r["external_id"]) for r in existing.fetchall()}
+        return stored, sessions.fetchall()
+
+
+def _split_duplicates(
+    events: list[EventIn], stored: set[tuple[str, str]]
 ) -> tuple[list[int], set[int]]:
     """Positions of new events, and of events already stored (or repeated in the batch)."""
-    rows = conn.execute(
-        Q["existing_external_ids"],
-        {
-            "tenant_id": tenant_id,
-            "channel_ids": [e.channel_id for e in events],
-            "external_ids": [e.external_id for e in events],
-        },
-        binary=True,
-    ).fetchall()
-    seen = {(r["channel_id"], r["external_id"]) for r in rows}
+    seen = set(stored)
     fresh: list[int] = []
     dup: set[int] = set()
     for i, e in enumerate(events):
@@ -112,13 +124,10 @@ def _write(
     tenant_id: str,
     events: list[EventIn],
     by_channel: Mapping[str, list[int]],
+    open_by_channel: Mapping[str, Mapping[str, Any]],
     now: datetime,
     gap: timedelta,
 ) -> tuple[list[int], list[int], dict[int, int]]:
-    rows = conn.execute(
-        Q["open_sessions_for_update"], {"tenant_id": tenant_id, "channel_ids": list(by_channel)}
-    ).fetchall()
-    open_by_channel = {r["channel_id"]: r for r in rows}
     plans = {
         channel: place(
             [events[i].occurred_at for i in positions],
@@ -132,8 +141,8 @@ def _write(
     opened: list[int] = []
     closed: list[int] = []
     session_of: dict[int, int] = {}
-    event_rows: list[tuple[Any, ...]] = []
-    sessions: list[dict[str, Any]] = []
+    event_rows: list[dict[str, Any]] = []
+    sessions: list[tuple[dict[str, Any], bool]] = []
     for channel, runs in plans.items():
         positions = by_channel[channel]
         existing = open_by_channel.get(channel)
@@ -148,13 +157,22 @@ def _write(
             first_seq = stored["event_count"] + 1 if stored else 1
             for seq, i in enumerate(members, start=first_seq):
                 session_of[i] = sid
-                event_rows.append((sid, seq, events[i]))
-            sessions.append(
-                _session_row(tenant_id, sid, channel, run, members, events, stored, now)
-            )
-    _store_sessions(conn, tenant_id, now, sessions)
-    _insert_events(conn, tenant_id, event_rows, now)
+                event_rows.append(_event_row(sid, seq, events[i]))
+            sessions.append(_session_row(sid, channel, run, members, events, stored, now))
+    params = {"tenant_id": tenant_id, "now": now}
+    with conn.pipeline():  # one round trip for every write of the batch
+        # Close (or extend) existing open sessions before new ones open on the same channel.
+        for name, is_new in (("update_sessions", False), ("insert_sessions", True)):
+            rows = [row for row, new in sessions if new is is_new]
+            if rows:
+                conn.execute(Q[name], {**params, "sessions": _json(rows)})
+        if event_rows:
+            conn.execute(Q["insert_events"], {**params, "events": _json(event_rows)})
     return opened, closed, session_of
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _open_session(row: Mapping[str, Any] | None) -> OpenSession | None:
@@ -169,8 +187,22 @@ def _next_session_ids(conn: Conn, n: int) -> list[int]:
     return [r["id"] for r in conn.execute(Q["next_session_ids"], {"n": n}).fetchall()]
 
 
+def _event_row(session_id: int, seq: int, e: EventIn) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "channel_id": e.channel_id,
+        "seq": seq,
+        "role": e.role,
+        "actor_id": e.actor_id,
+        "actor_name": e.actor_name,
+        "content": e.content,
+        "occurred_at": e.occurred_at.isoformat(),
+        "external_id": e.external_id,
+        "metadata": e.metadata,
+    }
+
+
 def _session_row(
-    tenant_id: str,
     sid: int,
     channel: str,
     run: Run,
@@ -178,83 +210,26 @@ def _session_row(
     events: list[EventIn],
     stored: Mapping[str, Any] | None,
     now: datetime,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
+    """The session's row as JSON-ready values, and whether it is new."""
     participants = list(stored["participants"]) if stored else []
     for i in members:
         if events[i].actor_id not in participants:
             participants.append(events[i].actor_id)
     is_closed = run.close_reason is not None
-    return {
-        "tenant_id": tenant_id,
+    row = {
         "id": sid,
         "channel_id": channel,
-        "is_new": stored is None,
         "status": "closed" if is_closed else "open",
-        "started_at": run.started_at,
-        "last_event_at": run.last_event_at,
-        "ended_at": run.last_event_at if is_closed else None,
-        "closed_at": now if is_closed else None,
+        "started_at": run.started_at.isoformat(),
+        "last_event_at": run.last_event_at.isoformat(),
+        "ended_at": run.last_event_at.isoformat() if is_closed else None,
+        "closed_at": now.isoformat() if is_closed else None,
         "close_reason": run.close_reason,
         "event_count": (stored["event_count"] if stored else 0) + len(members),
         "participants": participants,
-        "now": now,
     }
-
-
-def _store_sessions(
-    conn: Conn, tenant_id: str, now: datetime, sessions: list[dict[str, Any]]
-) -> None:
-    # Close (or extend) existing open sessions before new ones open on the same channel.
-    for name, is_new in (("update_sessions", False), ("insert_sessions", True)):
-        rows = [s for s in sessions if s["is_new"] is is_new]
-        if rows:
-            conn.execute(Q[name], _session_arrays(tenant_id, now, rows), binary=True)
-
-
-def _session_arrays(tenant_id: str, now: datetime, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    def col(key: str) -> list[Any]:
-        return [r[key] for r in rows]
-
-    return {
-        "tenant_id": tenant_id,
-        "now": now,
-        "ids": col("id"),
-        "channel_ids": col("channel_id"),
-        "statuses": col("status"),
-        "started_at": col("started_at"),
-        "last_event_at": col("last_event_at"),
-        "ended_at": col("ended_at"),
-        "closed_at": col("closed_at"),
-        "close_reasons": col("close_reason"),
-        "event_counts": col("event_count"),
-        "participants": [Jsonb(p) for p in col("participants")],
-    }
-
-
-def _insert_events(
-    conn: Conn, tenant_id: str, rows: list[tuple[int, int, EventIn]], now: datetime
-) -> None:
-    if not rows:
-        return
-    conn.execute(Q["create_event_stage"])
-    with conn.cursor() as cur, cur.copy(Q["copy_event_stage"]) as copy:
-        for sid, seq, e in rows:
-            copy.write_row(
-                (
-                    sid,
-                    e.channel_id,
-                    seq,
-                    e.role,
-                    e.actor_id,
-                    e.actor_name,
-                    e.content,
-                    e.occurred_at,
-                    e.external_id,
-                    json.dumps(e.metadata, ensure_ascii=False),
-                )
-            )
-    conn.execute(Q["insert_events"], {"tenant_id": tenant_id, "now": now})
-    conn.execute(Q["clear_event_stage"])
+    return row, stored is None
 
 
 def close_session(conn: Conn, tenant_id: str, session_id: int, *, now: datetime) -> bool:

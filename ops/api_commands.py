@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import click
 import dramatiq
 import structlog
+from fastapi import FastAPI
 
 from ledger.db import make_pool
 from ops.api.app import create_app
@@ -16,13 +18,16 @@ from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
 from ops.cli import Context, cli, pass_ctx, table
 from ops.components import make_embedder_from, make_search_settings
+from ops.logs import configure_logging
 from ops.pipeline import build_actor, in_process_workers
 from ops.runtime import Runtime, open_runtime, wall_clock
+from ops.settings import Settings
 from retrieval.recent import RecentWindow
 from retrieval.tokens import wordpiece_counter
 
 log = structlog.get_logger(__name__)
 ACCESS_FLUSH_SECONDS = 2.0
+SETTINGS_ENV = "MEMLEDGER_SERVE_SETTINGS"  # serve's settings, for its server processes
 
 
 @contextmanager
@@ -75,30 +80,65 @@ def _flush_access(state: ApiState, stop: threading.Event) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    help="API server processes sharing the port (default: MEMLEDGER_API_PROCESSES or 1).",
+)
+@click.option(
     "--workers/--no-workers",
     "with_workers",
     default=None,
     help="Build in this process too (default: yes on the embedded default, no otherwise).",
 )
 @pass_ctx
-def serve(ctx: Context, host: str, port: int, with_workers: bool | None) -> None:
+def serve(
+    ctx: Context, host: str, port: int, processes: int | None, with_workers: bool | None
+) -> None:
     """Run the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
     import uvicorn
 
+
     s = ctx.settings
+    processes = processes or s.api_processes
     if with_workers is None:
         with_workers = s.database_url is None
     with open_runtime(s) as rt:
         workers = in_process_workers(rt) if with_workers else build_actor(rt)
-        with workers as actor, api_state(rt, actor) as state:
-            app = create_app(state)
+        with workers as actor:
             click.echo(
-                f"memledger API on http://{host}:{port} (tenant keys: memledger keys create)\n"
+                f"memledger API on http://{host}:{port} ({processes} process(es); tenant keys:"
+                f" memledger keys create)\n"
                 f"  curl -s -H 'Authorization: Bearer <key>' -H 'content-type: application/json'"
                 f' -d \'{{"query": "what does maya like?", "user_id": "maya"}}\''
                 f" http://{host}:{port}/v1/context"
             )
-            uvicorn.run(app, host=host, port=port, log_level="warning")
+            if processes == 1:
+                with api_state(rt, actor) as state:
+                    uvicorn.run(create_app(state), host=host, port=port, log_level="warning")
+                return
+            # Each server process builds its own state from these settings, on the
+            # services this process reached (or started).
+            urls = {"database_url": rt.urls.database_url, "redis_url": rt.urls.redis_url}
+            os.environ[SETTINGS_ENV] = s.model_copy(update=urls).model_dump_json()
+            uvicorn.run(
+                "ops.api_commands:server_process_app",
+                factory=True,
+                workers=processes,
+                host=host,
+                port=port,
+                log_level="warning",
+            )
+
+
+def server_process_app() -> FastAPI:
+    """The application of one of several ``memledger serve`` processes."""
+    settings = Settings.model_validate_json(os.environ[SETTINGS_ENV])
+    configure_logging(settings.log_level)
+    stack = ExitStack()
+    rt = stack.enter_context(open_runtime(settings, init_schema=False))
+    actor = stack.enter_context(build_actor(rt))
+    state = stack.enter_context(api_state(rt, actor))
+    return create_app(state, on_shutdown=stack.close)
 
 
 @cli.group()

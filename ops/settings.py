@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     max_future_skew_seconds: float = Field(default=600, ge=0)
     ingest_batch_size: int = Field(default=1000, gt=0, le=100_000)
     pool_max_size: int = Field(default=8, gt=0)
+    api_processes: int = Field(default=1, gt=0, le=64, description="memledger serve processes")
     embedder: Literal["local", "openai", "hash"] = Field(
         default="local", description="local ONNX MiniLM, an OpenAI-compatible API, or hash (tests)"
     )

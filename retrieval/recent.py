@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import redis
 import structlog
@@ -21,31 +21,51 @@ from retrieval.items import RecentMessage
 
 log = structlog.get_logger(__name__)
 DEFAULT_SIZE = 20
-_PREFIX = "memledger:recent"
+_PREFIX = "memledger:window"
+
+
+# ARGV[1]: the window size; ARGV[2]: a JSON array of [key, score, message] triples. One
+# round trip (and one argument to encode) for a whole batch, whatever its channels; the
+# keys travel in the payload, which a standalone Redis allows.
+_RECORD = """
+local size = tonumber(ARGV[1])
+local touched = {}
+for _, m in ipairs(cjson.decode(ARGV[2])) do
+  redis.call('ZADD', m[1], m[2], m[3])
+  touched[m[1]] = true
+end
+for key in pairs(touched) do
+  redis.call('ZREMRANGEBYRANK', key, 0, -size - 1)
+end
+"""
 
 
 class RecentWindow:
-    """Capped Redis lists ``memledger:recent:<tenant>:<channel>``, newest message first."""
+    """Sorted sets ``memledger:window:<tenant>:<channel>`` scored by event time, capped at
+    the newest ``size`` messages: concurrent deliveries may record in any order."""
 
     def __init__(self, client: redis.Redis, size: int = DEFAULT_SIZE) -> None:
         self.client = client
         self.size = size
+        self._record = client.register_script(_RECORD)
 
     @classmethod
     def from_url(cls, url: str, size: int = DEFAULT_SIZE) -> RecentWindow:
         return cls(redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5), size)
 
     def record(self, tenant_id: str, events: Sequence[dict[str, Any]]) -> bool:
-        """Push stored events (with their ``session_id``), in time order; False if Redis is
-        unreachable (the ledger has them anyway)."""
-        ordered = sorted(events, key=lambda e: e["occurred_at"])
+        """Add stored events (with their ``session_id``); False if Redis is unreachable
+        (the ledger has them anyway)."""
+        batch = [
+            [
+                _key(tenant_id, e["channel_id"]),
+                f"{e['occurred_at'].timestamp():.6f}",  # a string: Lua numbers keep 14 digits
+                json.dumps(_message(e)),
+            ]
+            for e in events
+        ]
         try:
-            with self.client.pipeline(transaction=False) as pipe:
-                for e in ordered:
-                    pipe.lpush(_key(tenant_id, e["channel_id"]), json.dumps(_message(e)))
-                for key in sorted({_key(tenant_id, e["channel_id"]) for e in ordered}):
-                    pipe.ltrim(key, 0, self.size - 1)
-                pipe.execute()
+            self._record(args=[self.size, json.dumps(batch)])
         except redis.RedisError as exc:
             log.warning("recent_window_unavailable", error=str(exc))
             return False
@@ -54,11 +74,11 @@ class RecentWindow:
     def cached(self, tenant_id: str, channel_id: str) -> list[dict[str, Any]] | None:
         """The window's messages, newest first; None when Redis is unreachable."""
         try:
-            raw = self.client.lrange(_key(tenant_id, channel_id), 0, self.size - 1)
+            raw = self.client.zrevrange(_key(tenant_id, channel_id), 0, self.size - 1)
         except redis.RedisError as exc:
             log.warning("recent_window_unavailable", error=str(exc))
             return None
-        return [json.loads(m) for m in raw]
+        return [json.loads(m) for m in cast("list[bytes]", raw)]
 
 
 def recent_messages(

@@ -9,7 +9,8 @@ input (naming the field) — never a 500 for bad input.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import psycopg
@@ -37,11 +38,22 @@ class Unauthorized(MemledgerError):
     """A valid API key is required: send `Authorization: Bearer <key>` (or `Token <key>`)."""
 
 
-def create_app(state: ApiState) -> FastAPI:
+def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = None) -> FastAPI:
+    """The application over ``state``; ``on_shutdown`` runs when the server stops."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if on_shutdown is not None:
+                on_shutdown()
+
     app = FastAPI(
         title="memledger",
         version="0.1.0",
         description="Long-term memory for LLM agents: ingest, context, memories, maintenance.",
+        lifespan=lifespan,
     )
     app.state.memledger = state
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)

@@ -14,9 +14,9 @@ from consolidation.jobs import JOBS, JobScope
 from consolidation.runs import point_window, run_job
 from ledger.db import Conn
 from ledger.errors import InvalidEvent
-from ledger.events import parse_events
+from ledger.events import EventIn, parse_events
 from ledger.scope import ID_PATTERN
-from ledger.store import append, close_session
+from ledger.store import AppendResult, append, close_session
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
 from observations.edits import (
     delete_entry,
@@ -97,8 +97,8 @@ def post_events(
                 index=index, status=outcome.status, session_id=outcome.session_id
             )
         closed = list(result.closed)
-        if state.window is not None:
-            state.window.record(owner.tenant_id, accepted_events(valid, result))
+        if state.window is not None:  # once committed: off the ledger lock
+            tasks.add_task(_record_window, state, owner.tenant_id, valid, result)
     for session_id in closed:  # queued once the request's transaction has committed
         tasks.add_task(state.enqueue_build, owner.tenant_id, session_id)
     ordered = [results[i] for i in range(len(body.events))]
@@ -112,6 +112,13 @@ def post_events(
         rejected=counts["rejected"],
         sessions_closed=closed,
     )
+
+
+def _record_window(
+    state: ApiState, tenant_id: str, events: list[EventIn], result: AppendResult
+) -> None:
+    assert state.window is not None
+    state.window.record(tenant_id, accepted_events(events, result))
 
 
 @router.post("/sessions/{session_id}/close", tags=["ingest"])

@@ -8,6 +8,7 @@ after copies of the sample transcript have been built.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import subprocess
@@ -37,14 +38,22 @@ from ops.services import running_services
 
 API_DATABASE = "memledger_bench_api"
 BATCH = 100
-QUESTIONS = (
-    "Where does Maya's sister live?",
-    "Book me a train to Porto for Friday.",
-    "What food should I avoid ordering for Maya?",
-    "Which seat does Maya prefer on flights?",
-    "What is Tom working on and where does he live?",
-    "Find Tom a vegetarian restaurant in Brussels.",
+# Questions are all distinct (up to 480 of them): nothing is answered twice the same way.
+_TEMPLATES = (
+    "What does Maya think about {}{}?",
+    "Remind me what Tom said about {}{}.",
+    "Any preferences about {} I should know{}?",
+    "Plan something around {} for Maya{}.",
+    "What happened with {}{}?",
+    "Summarize what we know about {} for Tom{}.",
 )
+_TOPICS = (
+    "food", "travel", "trains", "flights", "restaurants", "family", "work", "weekends",
+    "allergies", "seats", "hotels", "Porto", "Brussels", "Berlin", "coffee", "music",
+    "books", "birthdays", "meetings", "deadlines",
+)  # fmt: skip
+_WHEN = ("", " this week", " next month", " lately")
+QUESTIONS = tuple(t.format(topic, w) for w in _WHEN for t in _TEMPLATES for topic in _TOPICS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +74,14 @@ class ApiFigures:
 @click.option("--events", default=50_000, show_default=True, type=click.IntRange(100))
 @click.option("--contexts", default=400, show_default=True, type=click.IntRange(8))
 @click.option("--clients", default=8, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--processes", default=2, show_default=True, type=click.IntRange(1, 64),
+    help="memledger serve --processes",
+)  # fmt: skip
 @pass_ctx
-def bench_api(ctx: Context, events: int, contexts: int, clients: int) -> None:
+def bench_api(ctx: Context, events: int, contexts: int, clients: int, processes: int) -> None:
     """HTTP ingest events/s (batches of 100) and context p50/p95 with concurrent clients,
-    against a `memledger serve` process on loopback."""
+    against `memledger serve` on loopback."""
     s = ctx.settings
     services = running_services(s.home, s.database_url, s.redis_url)
     with (
@@ -83,17 +96,19 @@ def bench_api(ctx: Context, events: int, contexts: int, clients: int) -> None:
             build_session(conn, tenant, session_id, config, now=now)
         project(conn, "bench-api", now=now)
         key = create_key(conn, "bench-api", name="bench", now=now)[1]
-        with _server(url, urls.redis_url) as base:
+        with serving(url, urls.redis_url, processes) as base:
             f = run_api(base, key, events=events, contexts=contexts, clients=clients)
     click.echo(
         f"api: ingest {f.events:,} events in {f.ingest_seconds:.1f} s = "
-        f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {f.clients} clients)\n"
+        f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {f.clients} clients, "
+        f"{processes} server processes)\n"
         f"  context: {f.contexts} bundles, p50 {f.context_p50_ms:.1f} ms, "
         f"p95 {f.context_p95_ms:.1f} ms ({f.clients} clients, query embedding included)"
     )
 
 
 def run_api(base: str, key: str, *, events: int, contexts: int, clients: int) -> ApiFigures:
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     headers = {"Authorization": f"Bearer {key}"}
     start = datetime(2024, 1, 1, tzinfo=UTC)
     stream = list(synthetic_events(events, channels=500, start=start, seed=11, prefix="api"))
@@ -161,14 +176,16 @@ def _parallel(clients: int, n: int, work: object, base: str, headers: dict[str, 
 
 
 @contextmanager
-def _server(db_url: str, redis_url: str) -> Iterator[str]:
+def serving(db_url: str, redis_url: str, processes: int) -> Iterator[str]:
+    """``memledger serve --no-workers --processes N`` on a free loopback port, once healthy:
+    yields its base URL; stopped at exit."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "MEMLEDGER_DATABASE_URL": db_url, "MEMLEDGER_REDIS_URL": redis_url,
            "MEMLEDGER_LOG_LEVEL": "warning"}  # fmt: skip
     memledger = str(Path(sys.executable).with_name("memledger"))
-    cmd = [memledger, "serve", "--no-workers", "--port", str(port)]
+    cmd = [memledger, "serve", "--no-workers", "--port", str(port), "--processes", str(processes)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from ledger import append, sweep_idle
 from ledger.db import Conn, connect
 from ledger.errors import MemledgerError
+from ledger.store import AppendResult
 from observations.builder import BuildConfig, build_session, sessions_to_build
 from observations.embed import HashEmbedder, Vectors
 from observations.extract.heuristic import HeuristicExtractor
@@ -261,10 +262,7 @@ def test_recent_messages_come_from_redis_and_from_the_ledger_when_redis_is_down(
     tenant = f"t-{uuid.uuid4().hex[:8]}"
     events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
     result = append(conn, tenant, events, now=NOW)  # one open session
-    stored = [
-        {**e, "session_id": o.session_id, "occurred_at": datetime.fromisoformat(e["occurred_at"])}
-        for e, o in zip(events, result.outcomes, strict=True)
-    ]
+    stored = _stored(events, result)
     up = RecentWindow.from_url(redis_url, size=3)
     assert up.record(tenant, stored)
     from_redis = recent_messages(conn, up, tenant, "dm-maya", limit=3)
@@ -278,6 +276,30 @@ def test_recent_messages_come_from_redis_and_from_the_ledger_when_redis_is_down(
         conn, request, embedder=HashEmbedder(), counter=approx_count, now=NOW, recent=from_ledger
     )
     assert [m.content for m in bundle.recent] == [m.content for m in from_ledger]
+
+
+def _stored(events: list[dict[str, Any]], result: AppendResult) -> list[dict[str, Any]]:
+    """The events as stored: with their session, times parsed."""
+    return [
+        {**e, "session_id": o.session_id, "occurred_at": datetime.fromisoformat(e["occurred_at"])}
+        for e, o in zip(events, result.outcomes, strict=True)
+    ]
+
+
+def test_the_window_keeps_the_newest_messages_whatever_order_they_are_recorded_in(
+    conn: Conn, redis_url: str
+) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:5]
+    result = append(conn, tenant, events, now=NOW)
+    stored = _stored(events, result)
+    window = RecentWindow.from_url(redis_url, size=3)
+    assert window.record(tenant, stored[3:])  # a later delivery recorded first
+    assert window.record(tenant, stored[:3])
+    from_redis = recent_messages(conn, window, tenant, "dm-maya", limit=3)
+    assert [m.external_id for m in from_redis] == [e["external_id"] for e in events[2:]]
+    cached = window.cached(tenant, "dm-maya")
+    assert cached is not None and len(cached) == 3
 
 
 def test_access_counts_are_written_in_one_batch(conn: Conn) -> None:

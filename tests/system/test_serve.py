@@ -1,0 +1,69 @@
+"""``memledger serve --processes 2`` as a real process tree on loopback: concurrent ingest
+is answered event by event, a repeated delivery is a no-op, and the recent-message window
+written after each commit reaches the context bundle."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import httpx
+import pytest
+
+from ledger.db import connect
+from ops.api.keys import create_key
+from ops.bench.api import serving
+from ops.services import drop_database, recreate_database
+
+SAMPLE = [
+    json.loads(line)
+    for line in resources.files("ops").joinpath("samples/sample.jsonl").read_text().splitlines()
+    if line.strip()
+]
+
+
+def _copy(n: int) -> list[dict[str, Any]]:
+    """The sample on channels of its own (copy n)."""
+    return [
+        {**e, "channel_id": f"{e['channel_id']}-{n}", "external_id": f"{e['external_id']}-{n}"}
+        for e in SAMPLE
+    ]
+
+
+def test_several_server_processes_ingest_and_answer(
+    admin_url: str, template_db: str, redis: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMLEDGER_EMBEDDER", "hash")
+    monkeypatch.setenv("MEMLEDGER_LOG_LEVEL", "warning")
+    db_url = recreate_database(admin_url, "memledger_test_serve", template_db)
+    try:
+        with connect(db_url, autocommit=True) as conn:
+            key = create_key(conn, "acme", name="t", now=datetime(2025, 1, 1, tzinfo=UTC))[1]
+        copies = [_copy(n) for n in range(8)]
+        with (
+            serving(db_url, f"unix://{redis.socket_file}", processes=2) as base,
+            httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as client,
+        ):
+            with ThreadPoolExecutor(4) as pool:
+                answers = list(
+                    pool.map(lambda b: client.post("/v1/events", json={"events": b}), copies)
+                )
+            assert [a.status_code for a in answers] == [200] * len(copies)
+            assert [a.json()["accepted"] for a in answers] == [len(SAMPLE)] * len(copies)
+            again = client.post("/v1/events", json={"events": copies[3]}).json()
+            assert (again["accepted"], again["duplicates"]) == (0, len(SAMPLE))
+            assert client.get("/readyz").json() == {"ready": True, "database": True, "redis": True}
+
+            last = copies[5][-1]
+            body = {"query": "hello", "user_id": "maya", "channel_id": last["channel_id"]}
+            bundle = client.post("/v1/context", json=body).json()["bundle"]
+        with connect(db_url) as conn:
+            row = conn.execute("SELECT count(*) AS n FROM memory_session_events").fetchone()
+        assert row is not None and row["n"] == len(SAMPLE) * len(copies)
+        recent = [m["content"] for m in bundle["recent"]]
+        assert recent and recent[-1] == last["content"]
+    finally:
+        drop_database(admin_url, "memledger_test_serve")
