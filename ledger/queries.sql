@@ -21,23 +21,6 @@ SELECT id, channel_id, started_at, last_event_at, event_count, participants
    AND channel_id = ANY (ARRAY(SELECT json_array_elements_text(%(channel_ids)s::json)))
    FOR UPDATE;
 
--- name: next_session_ids
-SELECT nextval(pg_get_serial_sequence('memory_sessions', 'id')) AS id
-  FROM generate_series(1, %(n)s);
-
--- name: insert_sessions
-INSERT INTO memory_sessions
-       (tenant_id, id, channel_id, status, started_at, last_event_at, ended_at,
-        opened_at, closed_at, close_reason, event_count, participants)
-OVERRIDING SYSTEM VALUE
-SELECT %(tenant_id)s, v.id, v.channel_id, v.status, v.started_at, v.last_event_at, v.ended_at,
-       %(now)s, v.closed_at, v.close_reason, v.event_count,
-       ARRAY(SELECT json_array_elements_text(v.participants))
-  FROM json_to_recordset(%(sessions)s::json)
-       AS v (id bigint, channel_id text, status text, started_at timestamptz,
-             last_event_at timestamptz, ended_at timestamptz, closed_at timestamptz,
-             close_reason text, event_count integer, participants json);
-
 -- name: update_sessions
 UPDATE memory_sessions s
    SET started_at = v.started_at, last_event_at = v.last_event_at,
@@ -51,17 +34,39 @@ UPDATE memory_sessions s
              close_reason text, event_count integer, participants json)
  WHERE s.tenant_id = %(tenant_id)s AND s.id = v.id;
 
--- name: insert_events
--- Ids are assigned in the document's order.
-INSERT INTO memory_session_events
-       (tenant_id, session_id, channel_id, seq, role, actor_id, actor_name, content,
-        occurred_at, recorded_at, external_id, metadata)
-SELECT %(tenant_id)s, v.session_id, v.channel_id, v.seq, v.role, v.actor_id, v.actor_name,
-       v.content, v.occurred_at, %(now)s, v.external_id, v.metadata
-  FROM json_to_recordset(%(events)s::json)
-       AS v (session_id bigint, channel_id text, seq integer, role text, actor_id text,
-             actor_name text, content text, occurred_at timestamptz, external_id text,
-             metadata jsonb);
+-- name: insert_sessions_and_events
+-- New sessions take their ids here. Each event is [session id, seq, session start, event];
+-- an event of a new session (id null) names it by channel and start (unique among a
+-- batch's new sessions) and takes its id from `created`. Events are stored in the order
+-- given. Returns the new sessions.
+WITH created AS (
+    INSERT INTO memory_sessions
+           (tenant_id, channel_id, status, started_at, last_event_at, ended_at,
+            opened_at, closed_at, close_reason, event_count, participants)
+    SELECT %(tenant_id)s, v.channel_id, v.status, v.started_at, v.last_event_at, v.ended_at,
+           %(now)s, v.closed_at, v.close_reason, v.event_count,
+           ARRAY(SELECT json_array_elements_text(v.participants))
+      FROM json_to_recordset(%(sessions)s::json)
+           AS v (channel_id text, status text, started_at timestamptz,
+                 last_event_at timestamptz, ended_at timestamptz, closed_at timestamptz,
+                 close_reason text, event_count integer, participants json)
+    RETURNING id, channel_id, started_at),
+stored AS (
+    INSERT INTO memory_session_events
+           (tenant_id, session_id, channel_id, seq, role, actor_id, actor_name, content,
+            occurred_at, recorded_at, external_id, metadata)
+    SELECT %(tenant_id)s, coalesce((x.e ->> 0)::bigint, c.id), v.channel_id,
+           (x.e ->> 1)::integer, v.role, v.actor_id, v.actor_name, v.content, v.occurred_at,
+           %(now)s, v.external_id, v.metadata
+      FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS x (e, n)
+     CROSS JOIN LATERAL json_to_record(x.e -> 3)
+           AS v (channel_id text, role text, actor_id text, actor_name text, content text,
+                 occurred_at timestamptz, external_id text, metadata jsonb)
+      LEFT JOIN created c
+        ON x.e ->> 0 IS NULL AND c.channel_id = v.channel_id
+       AND c.started_at = (x.e ->> 2)::timestamptz
+     ORDER BY x.n)
+SELECT id, channel_id, started_at FROM created;
 
 -- name: close_session
 UPDATE memory_sessions

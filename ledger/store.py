@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+import psycopg
+
 from ledger.db import LEDGER_LOCK, Conn, tenant_scope
 from ledger.errors import SessionNotFound
 from ledger.events import EventIn, Limits, parse_events
@@ -60,26 +62,19 @@ def append(
 ) -> AppendResult:
     """Validate and append a batch; idempotent on ``(channel_id, external_id)``.
 
-    A bad event raises :class:`ledger.errors.InvalidEvent` and nothing is written.
+    A bad event raises :class:`ledger.errors.InvalidEvent` and nothing is written. The
+    ledger lock is held from the read round trip to the end of the transaction: when this
+    call owns the transaction, its writes and the commit go in one more round trip.
     """
     parsed = parse_events(events, now=now, limits=limits)
-    with tenant_scope(conn, tenant_id):
+    encoded = [_event_json(e) for e in parsed]  # before the lock: little is left under it
+    with conn.pipeline(), tenant_scope(conn, tenant_id):
         stored, open_rows = _read_state(conn, tenant_id, parsed)
         fresh, dup = _split_duplicates(parsed, stored)
-        by_channel: dict[str, list[int]] = defaultdict(list)
-        for i in fresh:
-            by_channel[parsed[i].channel_id].append(i)
-        open_by_channel = {r["channel_id"]: r for r in open_rows}
-        opened, closed, session_of = _write(
-            conn, tenant_id, parsed, by_channel, open_by_channel, now, gap
-        )
-    outcomes = tuple(
-        EventOutcome(i, "duplicate", None)
-        if i in dup
-        else EventOutcome(i, "accepted", session_of[i])
-        for i in range(len(parsed))
-    )
-    return AppendResult(outcomes, tuple(opened), tuple(closed))
+        plan = _plan(parsed, fresh, {r["channel_id"]: r for r in open_rows}, gap)
+        created = _write(conn, tenant_id, parsed, encoded, plan, now)
+    new_ids = {(r["channel_id"], r["started_at"]): r["id"] for r in created.fetchall()}
+    return plan.result(len(parsed), dup, new_ids)
 
 
 def _read_state(
@@ -89,17 +84,15 @@ def _read_state(
     already stored, and the open sessions of its channels (locked for update)."""
     keys = [{"channel_id": e.channel_id, "external_id": e.external_id} for e in events]
     channels = list(dict.fromkeys(e.channel_id for e in events))
-    with conn.pipeline():
-        conn.execute(Q["lock_ledger"], {"key": LEDGER_LOCK})
-        existing = conn.execute(
-            Q["existing_external_ids"], {"tenant_id": tenant_id, "keys": _json(keys)}
-        )
-        sessions = conn.execute(
-            Q["open_sessions_for_update"],
-            {"tenant_id": tenant_id, "channel_ids": _json(channels)},
-        )
-        stored = {(r["channel_id"], r["external_id"]) for r in existing.fetchall()}
-        return stored, sessions.fetchall()
+    conn.execute(Q["lock_ledger"], {"key": LEDGER_LOCK})
+    existing = conn.execute(
+        Q["existing_external_ids"], {"tenant_id": tenant_id, "keys": _json(keys)}
+    )
+    sessions = conn.execute(
+        Q["open_sessions_for_update"], {"tenant_id": tenant_id, "channel_ids": _json(channels)}
+    )
+    stored = {(r["channel_id"], r["external_id"]) for r in existing.fetchall()}
+    return stored, sessions.fetchall()
 
 
 def _split_duplicates(
@@ -119,56 +112,100 @@ def _split_duplicates(
     return fresh, dup
 
 
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """A session's share of a batch: its members (batch positions, in time order)."""
+
+    channel_id: str
+    run: Run
+    members: list[int]
+    stored: Mapping[str, Any] | None  # the open session it extends; None: a new session
+
+    @property
+    def key(self) -> tuple[str, datetime]:
+        """Names a new session within its batch (its runs on a channel are disjoint)."""
+        return self.channel_id, self.run.started_at
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    placed: list[_Placed]
+
+    def result(
+        self, n: int, dup: set[int], new_ids: Mapping[tuple[str, datetime], int]
+    ) -> AppendResult:
+        opened: list[int] = []
+        closed: list[int] = []
+        session_of: dict[int, int] = {}
+        for p in self.placed:
+            sid = int(p.stored["id"]) if p.stored else new_ids[p.key]
+            if p.stored is None:
+                opened.append(sid)
+            if p.run.close_reason:
+                closed.append(sid)
+            session_of.update(dict.fromkeys(p.members, sid))
+        outcomes = tuple(
+            EventOutcome(i, "duplicate", None)
+            if i in dup
+            else EventOutcome(i, "accepted", session_of[i])
+            for i in range(n)
+        )
+        return AppendResult(outcomes, tuple(opened), tuple(closed))
+
+
+def _plan(
+    events: list[EventIn],
+    fresh: list[int],
+    open_by_channel: Mapping[str, Mapping[str, Any]],
+    gap: timedelta,
+) -> _Plan:
+    """The gap rule applied to each channel's new events against its open session."""
+    by_channel: dict[str, list[int]] = defaultdict(list)
+    for i in fresh:
+        by_channel[events[i].channel_id].append(i)
+    placed: list[_Placed] = []
+    for channel, positions in by_channel.items():
+        existing = open_by_channel.get(channel)
+        times = [events[i].occurred_at for i in positions]
+        for run in place(times, _open_session(existing), gap):
+            members = [positions[m] for m in run.members]
+            stored = existing if run.session_id is not None else None
+            placed.append(_Placed(channel, run, members, stored))
+    return _Plan(placed)
+
+
 def _write(
     conn: Conn,
     tenant_id: str,
     events: list[EventIn],
-    by_channel: Mapping[str, list[int]],
-    open_by_channel: Mapping[str, Mapping[str, Any]],
+    encoded: list[str],
+    plan: _Plan,
     now: datetime,
-    gap: timedelta,
-) -> tuple[list[int], list[int], dict[int, int]]:
-    plans = {
-        channel: place(
-            [events[i].occurred_at for i in positions],
-            _open_session(open_by_channel.get(channel)),
-            gap,
-        )
-        for channel, positions in by_channel.items()
-    }
-    new_count = sum(run.session_id is None for runs in plans.values() for run in runs)
-    ids = iter(_next_session_ids(conn, new_count))
-    opened: list[int] = []
-    closed: list[int] = []
-    session_of: dict[int, int] = {}
-    event_rows: list[dict[str, Any]] = []
-    sessions: list[tuple[dict[str, Any], bool]] = []
-    for channel, runs in plans.items():
-        positions = by_channel[channel]
-        existing = open_by_channel.get(channel)
-        for run in runs:
-            members = [positions[m] for m in run.members]
-            stored = existing if run.session_id is not None else None
-            sid = run.session_id if run.session_id is not None else next(ids)
-            if run.session_id is None:
-                opened.append(sid)
-            if run.close_reason:
-                closed.append(sid)
-            first_seq = stored["event_count"] + 1 if stored else 1
-            for seq, i in enumerate(members, start=first_seq):
-                session_of[i] = sid
-                event_rows.append(_event_row(sid, seq, events[i]))
-            sessions.append(_session_row(sid, channel, run, members, events, stored, now))
+) -> psycopg.Cursor[dict[str, Any]]:
+    """Queue the batch's writes; the cursor will hold the new sessions' ids. Each event
+    travels as ``[session id or null, seq, session start, the event's JSON]``."""
+    updates: list[dict[str, Any]] = []
+    inserts: list[dict[str, Any]] = []
+    placed_events: list[str] = []
+    for p in plan.placed:
+        row = _session_row(p, events, now)
+        if p.stored is None:
+            inserts.append(row)
+        else:
+            updates.append({**row, "id": p.stored["id"]})
+        head = f"{p.stored['id'] if p.stored else 'null'},"
+        started = json.dumps(row["started_at"])
+        first_seq = p.stored["event_count"] + 1 if p.stored else 1
+        for seq, i in enumerate(p.members, start=first_seq):
+            placed_events.append(f"[{head}{seq},{started},{encoded[i]}]")
     params = {"tenant_id": tenant_id, "now": now}
-    with conn.pipeline():  # one round trip for every write of the batch
-        # Close (or extend) existing open sessions before new ones open on the same channel.
-        for name, is_new in (("update_sessions", False), ("insert_sessions", True)):
-            rows = [row for row, new in sessions if new is is_new]
-            if rows:
-                conn.execute(Q[name], {**params, "sessions": _json(rows)})
-        if event_rows:
-            conn.execute(Q["insert_events"], {**params, "events": _json(event_rows)})
-    return opened, closed, session_of
+    # Close (or extend) existing open sessions before new ones open on the same channel.
+    if updates:
+        conn.execute(Q["update_sessions"], {**params, "sessions": _json(updates)})
+    return conn.execute(
+        Q["insert_sessions_and_events"],
+        {**params, "sessions": _json(inserts), "events": f"[{','.join(placed_events)}]"},
+    )
 
 
 def _json(value: Any) -> str:
@@ -181,55 +218,40 @@ def _open_session(row: Mapping[str, Any] | None) -> OpenSession | None:
     return OpenSession(row["id"], row["started_at"], row["last_event_at"])
 
 
-def _next_session_ids(conn: Conn, n: int) -> list[int]:
-    if n == 0:
-        return []
-    return [r["id"] for r in conn.execute(Q["next_session_ids"], {"n": n}).fetchall()]
+def _event_json(e: EventIn) -> str:
+    return _json(
+        {
+            "channel_id": e.channel_id,
+            "role": e.role,
+            "actor_id": e.actor_id,
+            "actor_name": e.actor_name,
+            "content": e.content,
+            "occurred_at": e.occurred_at.isoformat(),
+            "external_id": e.external_id,
+            "metadata": e.metadata,
+        }
+    )
 
 
-def _event_row(session_id: int, seq: int, e: EventIn) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "channel_id": e.channel_id,
-        "seq": seq,
-        "role": e.role,
-        "actor_id": e.actor_id,
-        "actor_name": e.actor_name,
-        "content": e.content,
-        "occurred_at": e.occurred_at.isoformat(),
-        "external_id": e.external_id,
-        "metadata": e.metadata,
-    }
-
-
-def _session_row(
-    sid: int,
-    channel: str,
-    run: Run,
-    members: list[int],
-    events: list[EventIn],
-    stored: Mapping[str, Any] | None,
-    now: datetime,
-) -> tuple[dict[str, Any], bool]:
-    """The session's row as JSON-ready values, and whether it is new."""
+def _session_row(placed: _Placed, events: list[EventIn], now: datetime) -> dict[str, Any]:
+    """The session's row as JSON-ready values."""
+    stored, run = placed.stored, placed.run
     participants = list(stored["participants"]) if stored else []
-    for i in members:
+    for i in placed.members:
         if events[i].actor_id not in participants:
             participants.append(events[i].actor_id)
     is_closed = run.close_reason is not None
-    row = {
-        "id": sid,
-        "channel_id": channel,
+    return {
+        "channel_id": placed.channel_id,
         "status": "closed" if is_closed else "open",
         "started_at": run.started_at.isoformat(),
         "last_event_at": run.last_event_at.isoformat(),
         "ended_at": run.last_event_at.isoformat() if is_closed else None,
         "closed_at": now.isoformat() if is_closed else None,
         "close_reason": run.close_reason,
-        "event_count": (stored["event_count"] if stored else 0) + len(members),
+        "event_count": (stored["event_count"] if stored else 0) + len(placed.members),
         "participants": participants,
     }
-    return row, stored is None
 
 
 def close_session(conn: Conn, tenant_id: str, session_id: int, *, now: datetime) -> bool:

@@ -89,7 +89,8 @@ def _database_ok(state: ApiState) -> bool:
     return True
 
 
-def api_state(request: Request) -> ApiState:
+async def api_state(request: Request) -> ApiState:
+    """The shared state (async: it does no I/O, so it need not hop to a worker thread)."""
     state: ApiState = request.app.state.memledger
     return state
 

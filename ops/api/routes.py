@@ -71,16 +71,28 @@ RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 @router.post("/events", tags=["ingest"])
-def post_events(
-    body: EventsIn, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
-) -> EventsOut:
+def post_events(body: EventsIn, owner: Owner, state: State, tasks: BackgroundTasks) -> EventsOut:
     """Append a batch of chat events. Each is accepted, a duplicate (its external id was seen:
     a retried delivery, a no-op) or rejected with the reason; the others are written.
     Sessions closed by the batch are queued for building."""
+    # The append is its own tenant-scoped transaction: it commits (and lets go of the
+    # ledger lock) in the round trip of its writes, before the response is made.
+    with state.connection() as conn:
+        return _ingest(conn, body.events, owner, state, tasks)
+
+
+def _ingest(
+    conn: Conn,
+    events: list[dict[str, Any]],
+    owner: KeyOwner,
+    state: ApiState,
+    tasks: BackgroundTasks,
+) -> EventsOut:
+    """Validate each event, append the valid ones, and queue what follows the commit."""
     now = state.clock()
     results: dict[int, EventResult] = {}
     valid, positions = [], []
-    for index, raw in enumerate(body.events):
+    for index, raw in enumerate(events):
         try:
             valid += parse_events([raw], now=now, limits=state.settings.limits)
             positions.append(index)
@@ -97,11 +109,8 @@ def post_events(
                 index=index, status=outcome.status, session_id=outcome.session_id
             )
         closed = list(result.closed)
-        if state.window is not None:  # once committed: off the ledger lock
-            tasks.add_task(_record_window, state, owner.tenant_id, valid, result)
-    for session_id in closed:  # queued once the request's transaction has committed
-        tasks.add_task(state.enqueue_build, owner.tenant_id, session_id)
-    ordered = [results[i] for i in range(len(body.events))]
+        tasks.add_task(_after_append, state, owner.tenant_id, valid, result)
+    ordered = [results[i] for i in range(len(events))]
     counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
     for status, n in counts.items():
         state.metrics.events.labels(status).inc(n)
@@ -114,11 +123,15 @@ def post_events(
     )
 
 
-def _record_window(
+def _after_append(
     state: ApiState, tenant_id: str, events: list[EventIn], result: AppendResult
 ) -> None:
-    assert state.window is not None
-    state.window.record(tenant_id, accepted_events(events, result))
+    """Once the append has committed (and let go of the ledger lock): the recent window,
+    and a build for each session it closed."""
+    if state.window is not None:
+        state.window.record(tenant_id, accepted_events(events, result))
+    for session_id in result.closed:
+        state.enqueue_build(tenant_id, session_id)
 
 
 @router.post("/sessions/{session_id}/close", tags=["ingest"])
@@ -292,7 +305,7 @@ def remember(
         }
         for m in messages
     ]
-    out = post_events(EventsIn(events=events), owner, conn, state, tasks)
+    out = _ingest(conn, events, owner, state, tasks)
     for session_id in sorted({r.session_id for r in out.results if r.session_id is not None}):
         post_close(session_id, owner, conn, state, tasks)
     return out
