@@ -9,13 +9,15 @@ Pipeline (sentence-transformers' all-MiniLM-L6-v2): WordPiece with [CLS]/[SEP], 
 to `max_length` tokens, padding to the longest text of each batch, mean pooling of the last
 hidden state over the attention mask, L2 normalization. Texts are sorted by token length
 before batching (less padding), and the result is returned in input order; the arithmetic is
-fp32, so a text gets the same vector alone or in any batch (to ~1e-6).
+fp32, so a text gets the same vector alone or in any batch (to ~1e-6; bit for bit on the
+2-core machine). That is what lets concurrent calls share a run (`observations.embed_batch`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +38,7 @@ from observations.embed_base import (
     empty_vectors,
     l2_normalize,
 )
+from observations.embed_batch import Coalescer
 
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
 MODEL_DIM = 384
@@ -184,8 +187,11 @@ class LocalEmbedder:
 
     `threads` is onnxruntime's intra-op thread count (one session runs one op at a time);
     `batch_size` texts go through the model per run; texts longer than `max_length`
-    tokens (special tokens included) are truncated. `files` points at other copies of the
-    model and tokenizer (tests); by default the installed pinned packages are used.
+    tokens (special tokens included) are truncated. At most `runs` model runs happen at
+    once (default: half the CPU cores over `threads`, at least one); concurrent calls of up
+    to `batch_size` texts that find them all busy are embedded together in the next free
+    run (see :mod:`observations.embed_batch`). `files` points at other copies of the model
+    and tokenizer (tests); by default the installed pinned packages are used.
     """
 
     def __init__(
@@ -194,10 +200,11 @@ class LocalEmbedder:
         batch_size: int = 32,
         max_length: int = 256,
         *,
+        runs: int | None = None,
         files: ModelFiles | None = None,
     ) -> None:
-        if threads < 1 or batch_size < 1:
-            raise ValueError("threads and batch_size must be at least 1")
+        if threads < 1 or batch_size < 1 or (runs is not None and runs < 1):
+            raise ValueError("threads, batch_size and runs must be at least 1")
         if not 2 <= max_length <= MAX_POSITIONS:
             raise ValueError(f"max_length must be between 2 and {MAX_POSITIONS}")
         self.model = MODEL_NAME
@@ -208,6 +215,8 @@ class LocalEmbedder:
         self._files = files
         self._runtime: _Runtime | None = None
         self._lock = threading.Lock()
+        self.runs = runs or max(1, (os.cpu_count() or 1) // (2 * threads))
+        self._coalescer = Coalescer(self._embed_now, max_texts=batch_size, runs=self.runs)
 
     def load(self) -> None:
         """Resolve, verify and load the model now (entrypoints call it to fail fast)."""
@@ -224,6 +233,10 @@ class LocalEmbedder:
         items = check_texts(texts)
         if not items:
             return empty_vectors(self.dim)
+        return self._coalescer.embed(items)
+
+    def _embed_now(self, items: list[str]) -> Vectors:
+        """The vectors of ``items``, computed in this thread."""
         runtime = self._loaded()
         # One text at a time: as fast here as encode_batch, which would start a thread per
         # core whatever `threads` says (and warn in processes forked after it ran).

@@ -97,7 +97,6 @@ def serve(
     """Run the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
     import uvicorn
 
-
     s = ctx.settings
     processes = processes or s.api_processes
     if with_workers is None:

@@ -21,7 +21,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import MappingProxyType
+from functools import cache
+from types import MappingProxyType, NoneType
 from typing import Any, Generic, TypeVar
 
 from retrieval.items import (
@@ -89,20 +90,47 @@ def render_text(bundle: ContextBundle) -> str:
 
 def to_json(bundle: ContextBundle) -> dict[str, Any]:
     """The bundle as JSON-ready data (datetimes as ISO 8601, floats to 6 decimals)."""
-    plain: dict[str, Any] = _plain(dataclasses.asdict(bundle))
+    plain: dict[str, Any] = _plain(bundle)
     return plain
 
 
+_AS_IS = frozenset({str, int, bool, NoneType})  # JSON-ready as they are
+
+
 def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, float):
+    """``value`` with dataclasses as dicts of their fields, mappings as dicts with string
+    keys, sequences as lists, datetimes in ISO 8601 and floats rounded to 6 decimals: what
+    ``dataclasses.asdict`` and a walk over its result give, without the deep copy."""
+    kind: type = type(value)
+    if kind in _AS_IS:
+        return value
+    if kind is float:
         return round(value, 6)
+    names = _field_names(kind)
+    if names is not None:
+        return {name: _plain(getattr(value, name)) for name in names}
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> Any:
+    """A datetime in ISO 8601, a float (subclass) rounded; anything else as it is."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float):
+        return round(value, 6)
     return value
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass, in order; None for any other type."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def pack(

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from ledger.db import Conn
-from materializers.api import SkillProposal, get_profile, list_skills
-from materializers.profile import ProfileRow
+from ledger.db import Conn, tenant_scope
+from ledger.sqlfile import load_queries
+from materializers.api import SkillProposal, list_skills
 from observations.embed import Embedder
 from retrieval.bundle import ContextBundle, pack
 from retrieval.items import (
@@ -21,11 +22,12 @@ from retrieval.items import (
     SummaryItem,
 )
 from retrieval.scoring import normalized_tokens
-from retrieval.search import Filters, Scope, SearchSettings, search
+from retrieval.search import Filters, Scope, SearchSettings, search_in_scope
 from retrieval.tokens import TokenCounter
 from retrieval.types import SESSION_SUMMARY
 
 DEFAULT_BUDGET = 1000
+Q = load_queries("retrieval")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,29 +52,27 @@ def build_context(
 ) -> ContextBundle:
     """Everything memory holds for ``request``, best first, cut to its budget whole-item."""
     scope = request.scope
-    ranked = search(
-        conn,
-        scope,
-        request.query,
-        embedder=embedder,
-        now=now,
-        limit=request.candidates,
-        filters=request.filters,
-        settings=settings or SearchSettings(),
-        owner_name=request.owner_name,
-    )
-    profile = []
-    if scope.user_id is not None:
-        rows = sorted(get_profile(conn, scope.tenant_id, scope.user_id), key=_by_confidence)
-        profile = [
-            ProfileItem(key=r.key, value=r.value, statement=r.statement, valid_from=r.valid_from)
-            for i, r in enumerate(rows)
-            if r.statement not in {earlier.statement for earlier in rows[:i]}  # once each
-        ]
-    skills: list[SkillItem] = []
-    if scope.agent_id is not None:
-        published = list_skills(conn, scope.tenant_id, agent_id=scope.agent_id, status="published")
-        skills = [_skill_item(p) for p in relevant_skills(published, request.query)]
+    with tenant_scope(conn, scope.tenant_id):
+        ranked = search_in_scope(
+            conn,
+            scope,
+            request.query,
+            embedder=embedder,
+            now=now,
+            limit=request.candidates,
+            filters=request.filters,
+            settings=settings or SearchSettings(),
+            owner_name=request.owner_name,
+        )
+        profile = []
+        if scope.user_id is not None:
+            profile = _profile(conn, scope.tenant_id, scope.user_id)
+        skills: list[SkillItem] = []
+        if scope.agent_id is not None:
+            published = list_skills(
+                conn, scope.tenant_id, agent_id=scope.agent_id, status="published"
+            )
+            skills = [_skill_item(p) for p in relevant_skills(published, request.query)]
     return pack(
         profile=profile,
         memories=[MemoryItem.of(s) for s in ranked if s.candidate.kind != SESSION_SUMMARY],
@@ -84,8 +84,22 @@ def build_context(
     )
 
 
-def _by_confidence(row: ProfileRow) -> tuple[float, str]:
-    return (-row.confidence, row.key)
+def _profile(conn: Conn, tenant_id: str, user_id: str) -> list[ProfileItem]:
+    """The user's profile rows, most confident first, each statement once."""
+    rows = conn.execute(Q["profile_items"], {"tenant_id": tenant_id, "user_id": user_id})
+    items, seen = [], set()
+    for r in sorted(rows, key=_by_confidence):
+        if r["statement"] not in seen:
+            seen.add(r["statement"])
+            item = ProfileItem(
+                key=r["key"], value=r["value"], statement=r["statement"], valid_from=r["valid_from"]
+            )
+            items.append(item)
+    return items
+
+
+def _by_confidence(row: dict[str, Any]) -> tuple[float, str]:
+    return (-row["confidence"], row["key"])
 
 
 def relevant_skills(skills: Sequence[SkillProposal], query: str) -> list[SkillProposal]:

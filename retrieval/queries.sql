@@ -52,6 +52,11 @@ SELECT id, canonical_statement
 -- name: entries_by_id
 SELECT {columns} FROM memory_entries WHERE {scope} AND id = ANY(%(ids)s);
 
+-- name: profile_items
+-- The user's profile as the context bundle shows it (the read model, materializers/).
+SELECT key, value, statement, confidence, valid_from FROM user_profile
+ WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s;
+
 -- name: record_access
 UPDATE memory_entries e
    SET access_count = e.access_count + a.n,

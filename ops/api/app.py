@@ -101,8 +101,11 @@ def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) 
     if scheme.lower() not in ("bearer", "token") or not key.strip():
         raise Unauthorized()
     with state.connection() as conn:
-        owner = resolve_key(conn, key.strip())
-        conn.commit()
+        conn.autocommit = True  # one read alone: no BEGIN and COMMIT round trips
+        try:
+            owner = resolve_key(conn, key.strip())
+        finally:
+            conn.autocommit = False
     if owner is None:
         raise Unauthorized("unknown or revoked API key")
     return owner

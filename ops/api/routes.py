@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Path, Query
+from fastapi import APIRouter, BackgroundTasks, Path, Query, Response
 from pydantic import BaseModel
 
 from consolidation.jobs import JOBS, JobScope
@@ -70,15 +70,15 @@ RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 # ------------------------------------------------------------------------------ ingest
 
 
-@router.post("/events", tags=["ingest"])
-def post_events(body: EventsIn, owner: Owner, state: State, tasks: BackgroundTasks) -> EventsOut:
+@router.post("/events", tags=["ingest"], response_model=EventsOut)
+def post_events(body: EventsIn, owner: Owner, state: State, tasks: BackgroundTasks) -> Response:
     """Append a batch of chat events. Each is accepted, a duplicate (its external id was seen:
     a retried delivery, a no-op) or rejected with the reason; the others are written.
     Sessions closed by the batch are queued for building."""
     # The append is its own tenant-scoped transaction: it commits (and lets go of the
     # ledger lock) in the round trip of its writes, before the response is made.
     with state.connection() as conn:
-        return _ingest(conn, body.events, owner, state, tasks)
+        return _json(_ingest(conn, body.events, owner, state, tasks))
 
 
 def _ingest(
@@ -148,8 +148,8 @@ def post_close(
 # ------------------------------------------------------------------------------ read
 
 
-@router.post("/search", tags=["read"])
-def post_search(body: SearchIn, owner: Owner, conn: TenantConn, state: State) -> SearchOut:
+@router.post("/search", tags=["read"], response_model=SearchOut)
+def post_search(body: SearchIn, owner: Owner, conn: TenantConn, state: State) -> Response:
     """Entries relevant to the query within the scope, best first, each with an explain."""
     started = time.perf_counter()
     filters = Filters(
@@ -168,11 +168,11 @@ def post_search(body: SearchIn, owner: Owner, conn: TenantConn, state: State) ->
     )
     state.access.record(owner.tenant_id, [h.candidate.entry_id for h in hits], now)
     state.metrics.latency.labels("search").observe(time.perf_counter() - started)
-    return SearchOut(results=[_hit(h) for h in hits])
+    return _json(SearchOut(results=[_hit(h) for h in hits]))
 
 
-@router.post("/context", tags=["read"])
-def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) -> ContextOut:
+@router.post("/context", tags=["read"], response_model=ContextOut)
+def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) -> Response:
     """The context bundle for a query: profile, memories, skills, earlier sessions and the
     open session's recent messages, packed whole-item under the token budget."""
     started = time.perf_counter()
@@ -200,7 +200,14 @@ def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) 
     ids = [p.entry_ids[0] for p in bundle_provenance(bundle)]
     state.access.record(owner.tenant_id, ids, now)
     state.metrics.latency.labels("context").observe(time.perf_counter() - started)
-    return ContextOut(text=render_text(bundle), bundle=to_json(bundle))
+    return _json(ContextOut(text=render_text(bundle), bundle=to_json(bundle)))
+
+
+def _json(body: BaseModel) -> Response:
+    """``body`` as the JSON response FastAPI would make of it, serialized in the request's
+    worker thread: a sync route returning a model has it validated again in one more
+    thread hop, then serialized on the event loop."""
+    return Response(body.model_dump_json(), media_type="application/json")
 
 
 @router.get("/users/{user_id}/profile", tags=["read"])

@@ -19,6 +19,7 @@ from ledger import append, sweep_idle
 from ledger.db import Conn, connect
 from ledger.errors import MemledgerError
 from ledger.store import AppendResult
+from materializers import get_profile, project
 from observations.builder import BuildConfig, build_session, sessions_to_build
 from observations.embed import HashEmbedder, Vectors
 from observations.extract.heuristic import HeuristicExtractor
@@ -27,6 +28,7 @@ from ops.services import drop_database, recreate_database
 from retrieval.access import AccessLog
 from retrieval.bundle import render_text
 from retrieval.context import ContextRequest, build_context, bundle_provenance
+from retrieval.items import MemoryItem, SummaryItem
 from retrieval.recent import RecentWindow, recent_messages
 from retrieval.search import Filters, InvalidQuery, Scope, search, vector_search
 from retrieval.tokens import approx_count
@@ -318,3 +320,38 @@ def test_access_counts_are_written_in_one_batch(conn: Conn) -> None:
     counts = {r["id"]: (r["access_count"], r["last_accessed_at"]) for r in rows}
     assert counts[ids[0]] == (2, NOW + timedelta(hours=1))
     assert all(counts[i] == (1, NOW + timedelta(hours=1)) for i in ids[1:])
+
+
+def test_the_bundle_shows_the_profile_read_model_and_the_ranking_of_search(conn: Conn) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    build_sample(conn, tenant)
+    project(conn, tenant, now=NOW)
+    rows = get_profile(conn, tenant, "maya")
+    assert rows, "the sample states facts about maya"
+    top = max(rows, key=lambda r: r.confidence)
+    conn.execute(  # a second key stating the same as the top one, less sure: shown once
+        "INSERT INTO user_profile (tenant_id, user_id, key, value, statement, confidence,"
+        " source_entry_ids, valid_from, updated_at)"
+        " VALUES (%s, 'maya', 'zz-same', 'v', %s, %s, %s, %s, %s)",
+        [tenant, top.statement, top.confidence / 2, list(top.source_entry_ids), NOW, NOW],
+    )
+    query = "what should I cook for Maya?"
+    request = ContextRequest(scope=Scope(tenant, "maya"), query=query, budget_tokens=100_000)
+    bundle = build_context(conn, request, embedder=HashEmbedder(), counter=approx_count, now=NOW)
+
+    expected: list[tuple[str, str]] = []
+    for r in sorted(get_profile(conn, tenant, "maya"), key=lambda r: (-r.confidence, r.key)):
+        if r.statement not in {s for _, s in expected}:
+            expected.append((r.key, r.statement))
+    assert [(p.key, p.statement) for p in bundle.profile] == expected
+    assert "zz-same" not in {p.key for p in bundle.profile}
+    ranked = search(conn, Scope(tenant, "maya"), query, embedder=HashEmbedder(), now=NOW, limit=40)
+    shown: list[MemoryItem | SummaryItem] = [*bundle.memories, *bundle.summaries]
+    assert sum(bundle.dropped.values()) == 0
+    assert sorted((m.score, m.provenance.entry_ids) for m in shown) == sorted(
+        (s.score, (s.candidate.entry_id,)) for s in ranked
+    )
+    summaries = [s for s in ranked if s.candidate.kind == "session_summary"]
+    assert [m.provenance.entry_ids[0] for m in bundle.summaries] == [
+        s.candidate.entry_id for s in summaries
+    ]

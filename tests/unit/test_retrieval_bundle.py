@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -246,6 +247,49 @@ def test_render_shows_dates_kinds_windows_and_speakers() -> None:
         "## Skills\n- Book a table (evidence: 2 sessions)\n  1. Call\n  2. Pay\n\n"
         "## Recent messages\n[2023-05-08 13:56] Maya: Hi Leo!"
     )
+
+
+def asdict_walk(value: Any) -> Any:
+    """The JSON form as first defined: ``dataclasses.asdict``, then datetimes in ISO 8601,
+    floats rounded to 6 decimals, mappings with string keys, sequences as lists."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return asdict_walk(dataclasses.asdict(value))
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, Mapping):
+        return {str(k): asdict_walk(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [asdict_walk(v) for v in value]
+    return value
+
+
+numbers = st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**40), 2**40)
+scored_memory = st.builds(
+    MemoryItem,
+    statement=prose,
+    valid_from=when,
+    kind=st.sampled_from(["preference", "event"]),
+    score=st.floats(0, 10),
+    explain=st.dictionaries(st.sampled_from(["similarity", "rrf", "covered_by"]), numbers),
+    provenance=st.builds(
+        Provenance,
+        entry_ids=st.lists(st.integers(1, 2**40), max_size=3).map(tuple),
+        event_ids=st.lists(st.integers(1, 2**40), max_size=3).map(tuple),
+        external_ids=st.lists(prose, max_size=3).map(tuple),
+        session_id=st.none() | st.integers(1, 2**40),
+    ),
+)
+
+
+@given(sections, st.lists(scored_memory, max_size=6), st.integers(0, 600))
+def test_json_is_the_asdict_form_of_the_bundle(
+    offered: dict[str, Any], memories: list[MemoryItem], budget: int
+) -> None:
+    offered["memories"] = memories + offered["memories"]
+    bundle = pack(**offered, budget_tokens=budget, counter=approx_count)
+    assert to_json(bundle) == asdict_walk(bundle)
 
 
 def test_json_carries_provenance_explain_and_token_counts() -> None:

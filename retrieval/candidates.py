@@ -1,0 +1,216 @@
+"""The candidate lists of a search, from PostgreSQL, inside the tenant's row-level-security
+scope:
+
+* vector — cosine similarity of the contextualized query to entry embeddings. The scope's
+  size, counted owner by owner through the owner index, picks the path: a small scope is
+  ranked exactly over its rows (complete); a large one goes through the HNSW index with
+  iterative scans, where the filter passes often enough to fill ``limit``. Small means
+  below ``exact_scope_cap`` or below the size where the two paths cost the same, which
+  grows with the square root of the table (≈ 10,000 entries at 1M).
+* full text — statements matching any of the query's words (``websearch_to_tsquery``),
+  at most ``text_scan`` rows; when that cap cuts the set, the statements matching all of
+  the words come first. They are ranked by BM25 with the document frequencies of that
+  match set (``ts_rank`` has no idf: common words would outweigh the telling ones). For a
+  scope past ``text_scope_cap`` the match set is the vector candidates instead: under
+  row-level security PostgreSQL cannot use the GIN index for ``@@`` (its function is not
+  leakproof), so matching a large scope means reading every row of it (hundreds of ms at
+  100,000 rows); BM25 then reranks the semantically close rows by their words.
+
+The vector and full-text queries are planned for their parameters every time (never a
+cached generic plan: the right plan depends on the scope's size).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+
+from ledger.db import Conn
+from ledger.sqlfile import load_queries
+from observations.embed import Embedder
+from retrieval.bm25 import rank as bm25_rank
+from retrieval.types import Candidate, Filters, Scope, SearchSettings
+
+Q = load_queries("retrieval")
+CURRENT = ("active",)
+WITH_HISTORY = ("active", "superseded", "merged", "archived")
+# Models that have a partial HNSW index in schema.sql; others are always ranked exactly.
+INDEXED_MODELS = frozenset({"all-MiniLM-L6-v2-int8"})
+_COLUMNS = sql.SQL(
+    "id, kind, owner_type, owner_id, key, canonical_statement, valid_from, valid_to, status, "
+    "confidence, importance, access_count, last_accessed_at, source_session_id, "
+    "source_event_ids, source_external_ids, fields"
+)
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSql:
+    """The scope as SQL: conditions every row meets, and the owner conditions (any of)."""
+
+    common: sql.Composable
+    owners: tuple[sql.Composable, ...]
+    params: dict[str, Any]
+
+    @property
+    def where(self) -> sql.Composable:
+        if not self.owners:
+            return self.common
+        return sql.SQL("{} AND ({})").format(self.common, sql.SQL(" OR ").join(self.owners))
+
+
+def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
+    """``scope`` and ``filters`` as SQL, with their parameters."""
+    conds: list[sql.Composable] = [
+        sql.SQL("tenant_id = %(tenant_id)s"),
+        sql.SQL("status = ANY(%(statuses)s)"),
+    ]
+    params: dict[str, Any] = {
+        "tenant_id": scope.tenant_id,
+        "statuses": list(WITH_HISTORY if filters.history else CURRENT),
+    }
+    owners = []
+    if scope.user_id is not None:
+        owners += [
+            sql.SQL("(owner_type = 'user' AND owner_id = %(user_id)s)"),
+            sql.SQL("(owner_type = 'channel' AND fields -> 'participant_ids' ? %(user_id)s)"),
+        ]
+        params["user_id"] = scope.user_id
+    if scope.agent_id is not None:
+        owners.append(sql.SQL("(owner_type = 'agent' AND owner_id = %(agent_id)s)"))
+        params["agent_id"] = scope.agent_id
+    if filters.kinds:
+        conds.append(sql.SQL("kind = ANY(%(kinds)s)"))
+        params["kinds"] = list(filters.kinds)
+    if filters.since is not None:
+        conds.append(sql.SQL("valid_from >= %(since)s"))
+        params["since"] = filters.since
+    if filters.until is not None:
+        conds.append(sql.SQL("valid_from < %(until)s"))
+        params["until"] = filters.until
+    return ScopeSql(sql.SQL(" AND ").join(conds), tuple(owners), params)
+
+
+def vector_list(
+    conn: Conn,
+    scope: ScopeSql,
+    vector: Any,
+    embedder: Embedder,
+    k: int,
+    settings: SearchSettings,
+) -> tuple[list[Candidate], int]:
+    """The vector candidates, and the scope's size (counted only as far as it matters)."""
+    size, exact_below = _scope_size(conn, scope, k, settings)
+    exact = embedder.model not in INDEXED_MODELS or size < exact_below
+    return _vector_candidates(conn, scope, vector, embedder, k, exact=exact), size
+
+
+def _scope_size(conn: Conn, scope: ScopeSql, k: int, settings: SearchSettings) -> tuple[int, int]:
+    """The scope's size (counted up to a cap), and the size below which it is ranked exactly.
+
+    See ``scope_size`` in queries.sql. The same statement sets the HNSW scan parameters for
+    this transaction, in case the size calls for that path.
+    """
+    count = sql.SQL(Q["scope_count"])
+    parts = [count.format(scope=sql.SQL("{} AND {}").format(scope.common, o)) for o in scope.owners]
+    query = sql.SQL(Q["scope_size"]).format(
+        counts=sql.SQL(" + ").join(parts or [count.format(scope=scope.common)])
+    )
+    params = {
+        **scope.params,
+        "cap": max(settings.exact_scope_cap, settings.text_scope_cap),
+        "ratio": settings.hnsw_cost_ratio,
+        "k": k,
+        "ef_search": str(max(settings.ef_search, k)),
+    }
+    row = conn.execute(query, params).fetchone()
+    crossover = int(row["crossover"]) if row else 0
+    return (int(row["n"]) if row else 0), max(settings.exact_scope_cap, crossover)
+
+
+def _vector_candidates(
+    conn: Conn, scope: ScopeSql, vector: Any, embedder: Embedder, k: int, *, exact: bool
+) -> list[Candidate]:
+    query = sql.SQL(Q["vector_exact" if exact else "vector_hnsw"]).format(
+        columns=_COLUMNS,
+        scope=scope.where,
+        dim=sql.SQL(str(int(embedder.dim))),
+        model=sql.Literal(embedder.model),  # a literal: the partial HNSW index must match
+    )
+    params = {**scope.params, "query": vector, "k": k}
+    rows = conn.execute(query, params, prepare=False).fetchall()
+    rows.sort(key=lambda r: (-r["similarity"], r["id"]))  # relaxed order from HNSW
+    return [_candidate(r, similarity=float(r["similarity"])) for r in rows]
+
+
+def text_candidates(
+    conn: Conn,
+    scope: ScopeSql,
+    text: str,
+    k: int,
+    scan: int,
+    *,
+    known: Sequence[Candidate] = (),
+) -> list[Candidate]:
+    """The ``k`` best full-text matches by BM25; a candidate already in ``known`` (the
+    vector list) is reused rather than fetched again."""
+    words = _WORD.findall(text)
+    if not words:
+        return []
+    matches = sql.SQL(Q["text_matches"]).format(scope=scope.where)
+    args = {**scope.params, "scan": scan}
+
+    def match(q: str) -> dict[int, str]:
+        rows = conn.execute(matches, {**args, "text": q}, prepare=False)
+        return {r["id"]: r["canonical_statement"] for r in rows}
+
+    found = match(" or ".join(words))
+    if len(found) >= scan and len(words) > 1:  # cut: the statements with every word first
+        every = match(" ".join(words))
+        found = every if len(every) >= scan else {**every, **found}
+    if not found:
+        return []
+    ids = sorted(found)
+    best = [ids[i] for i, _ in bm25_rank([found[i] for i in ids], text, k)]
+    have = {c.entry_id: c for c in known}
+    missing = [i for i in best if i not in have]
+    if missing:
+        query = sql.SQL(Q["entries_by_id"]).format(columns=_COLUMNS, scope=scope.where)
+        have.update(
+            (r["id"], _candidate(r)) for r in conn.execute(query, {**scope.params, "ids": missing})
+        )
+    return [have[i] for i in best if i in have]
+
+
+def bm25_candidates(candidates: Sequence[Candidate], text: str, k: int) -> list[Candidate]:
+    """The ``k`` best of ``candidates`` by BM25 over their statements (in id order, as for
+    the full-text matches)."""
+    ordered = sorted(candidates, key=lambda c: c.entry_id)
+    return [ordered[i] for i, _ in bm25_rank([c.statement for c in ordered], text, k)]
+
+
+def _candidate(row: dict[str, Any], *, similarity: float | None = None) -> Candidate:
+    return Candidate(
+        entry_id=row["id"],
+        kind=row["kind"],
+        owner_type=row["owner_type"],
+        owner_id=row["owner_id"],
+        key=row["key"],
+        statement=row["canonical_statement"],
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
+        status=row["status"],
+        confidence=row["confidence"],
+        importance=row["importance"],
+        access_count=row["access_count"],
+        last_accessed_at=row["last_accessed_at"],
+        source_session_id=row["source_session_id"],
+        source_event_ids=tuple(row["source_event_ids"]),
+        source_external_ids=tuple(row["source_external_ids"]),
+        fields=row["fields"],
+        similarity=similarity,
+    )
