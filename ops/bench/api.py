@@ -23,6 +23,7 @@ from pathlib import Path
 
 import click
 import httpx
+import redis
 
 from materializers.runner import project
 from observations.builder import build_session, sessions_to_build
@@ -37,6 +38,7 @@ from ops.runtime import wall_clock
 from ops.services import running_services
 
 API_DATABASE = "memledger_bench_api"
+SCRATCH_REDIS_DB = 15
 BATCH = 100
 # Questions are all distinct (up to 480 of them): nothing is answered twice the same way.
 _TEMPLATES = (
@@ -96,7 +98,7 @@ def bench_api(ctx: Context, events: int, contexts: int, clients: int, processes:
             build_session(conn, tenant, session_id, config, now=now)
         project(conn, "bench-api", now=now)
         key = create_key(conn, "bench-api", name="bench", now=now)[1]
-        with serving(url, urls.redis_url, processes) as base:
+        with scratch_redis(urls.redis_url) as redis_url, serving(url, redis_url, processes) as base:
             f = run_api(base, key, events=events, contexts=contexts, clients=clients)
     click.echo(
         f"api: ingest {f.events:,} events in {f.ingest_seconds:.1f} s = "
@@ -173,6 +175,20 @@ def _parallel(clients: int, n: int, work: object, base: str, headers: dict[str, 
         th.join()
     if errors:
         raise errors[0]
+
+
+@contextmanager
+def scratch_redis(url: str) -> Iterator[str]:
+    """A Redis database of the benchmark's own on the same server, emptied before and
+    after: the builds the server queues and its recent windows stay out of the real ones."""
+    scratch = f"{url}{'&' if '?' in url else '?'}db={SCRATCH_REDIS_DB}"
+    client = redis.Redis.from_url(scratch)
+    try:
+        client.flushdb()
+        yield scratch
+        client.flushdb()
+    finally:
+        client.close()
 
 
 @contextmanager
