@@ -10,12 +10,10 @@ with the heuristic extractor and the deterministic hash embedder.
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -45,6 +43,7 @@ from observations.extract.base import (
 )
 from observations.extract.heuristic import HeuristicExtractor
 from observations.gates import GATES
+from tests.events import sample_events
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)  # after the sample's last event (6 Oct, 18:33 UTC)
 LATER = NOW + timedelta(days=1)
@@ -64,11 +63,6 @@ Row = dict[str, Any]
 
 def new_tenant() -> str:
     return f"tb-{uuid.uuid4().hex[:10]}"
-
-
-def sample_events() -> list[Row]:
-    text = resources.files("ops").joinpath("samples/sample.jsonl").read_text("utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def ingest_sample(conn: Conn, tenant: str, *, sweep: bool = True) -> list[Row]:

@@ -8,12 +8,10 @@ written for the purpose; each test runs in a rolled-back transaction with ``now`
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from importlib import resources
 from typing import Any
 
 import pytest
@@ -41,6 +39,7 @@ from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
 from ops.consolidation_commands import history_lines
 from retrieval.search import Filters, Scope, search
+from tests.events import sample_events, says
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
 DAY1 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)
@@ -55,18 +54,6 @@ Row = dict[str, Any]
 
 def new_tenant() -> str:
     return f"cons-{uuid.uuid4().hex[:10]}"
-
-
-def says(n: int, text: str, when: datetime, user: str = "maya") -> Row:
-    return {
-        "external_id": f"{user}-{n}",
-        "channel_id": f"dm-{user}",
-        "role": "user",
-        "actor_id": user,
-        "actor_name": user.title(),
-        "content": text,
-        "occurred_at": when.isoformat(),
-    }
 
 
 def build(conn: Conn, tenant: str, events: Sequence[Row], *, at_build: bool = True) -> None:
@@ -327,11 +314,6 @@ def test_sweep_closes_idle_sessions_and_queues_their_builds(conn: Conn) -> None:
 
 
 # ------------------------------------------------------------------------------ retention
-
-
-def sample_events() -> list[Row]:
-    text = resources.files("ops").joinpath("samples/sample.jsonl").read_text("utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def read_models(conn: Conn, tenant: str) -> list[Row]:

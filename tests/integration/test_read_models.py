@@ -12,7 +12,6 @@ import json
 import random
 import uuid
 from datetime import UTC, datetime, timedelta
-from importlib import resources
 from typing import Any
 
 import psycopg
@@ -41,6 +40,7 @@ from materializers import (
 from observations.builder import BuildConfig, build_session
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
+from tests.events import sample_events, says
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)  # after the sample's last event
 T0 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)
@@ -63,23 +63,6 @@ def build_events(conn: Conn, tenant: str, events: list[Row]) -> None:
     config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
     for s in list_sessions(conn, tenant):
         build_session(conn, tenant, s["id"], config, now=NOW)
-
-
-def sample_events() -> list[Row]:
-    text = resources.files("ops").joinpath("samples/sample.jsonl").read_text("utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-def user_says(n: int, text: str, when: datetime, user: str = "maya") -> Row:
-    return {
-        "external_id": f"{user}-{n}",
-        "channel_id": f"dm-{user}",
-        "role": "user",
-        "actor_id": user,
-        "actor_name": user.title(),
-        "content": text,
-        "occurred_at": when.isoformat(),
-    }
 
 
 class Entries:
@@ -333,8 +316,8 @@ def test_conflicting_profile_facts_keep_the_latest_current_and_record_the_other(
         conn,
         tenant,
         [
-            user_says(1, "My favorite drink is black coffee.", day),
-            user_says(2, "My favorite drink is green tea.", day + timedelta(days=20)),
+            says(1, "My favorite drink is black coffee.", day),
+            says(2, "My favorite drink is green tea.", day + timedelta(days=20)),
         ],
     )
     project(conn, tenant, now=NOW)

@@ -3,11 +3,9 @@ isolation, deterministic ranking, the bundle's budget, Redis down, access counts
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -32,6 +30,7 @@ from retrieval.items import MemoryItem, SummaryItem
 from retrieval.recent import RecentWindow, recent_messages
 from retrieval.search import Filters, InvalidQuery, Scope, search, vector_search
 from retrieval.tokens import approx_count
+from tests.events import sample_events
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
 MINILM = "all-MiniLM-L6-v2-int8"
@@ -204,11 +203,6 @@ def test_bad_queries_are_refused(conn: Conn) -> None:
 
 
 # ------------------------------------------------------------------ built sample, bundle
-
-
-def sample_events() -> list[dict[str, Any]]:
-    text = resources.files("ops").joinpath("samples/sample.jsonl").read_text()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def build_sample(conn: Conn, tenant: str) -> None:

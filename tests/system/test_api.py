@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
-from importlib import resources
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.events import sample_events
 from tests.system.live_api import Server
 
-SAMPLE = [
-    json.loads(line)
-    for line in resources.files("ops").joinpath("samples/sample.jsonl").read_text().splitlines()
-    if line.strip()
-]
+SAMPLE = sample_events()
 
 
 def client_for(server: Server, tenant: str, scheme: str = "Bearer") -> httpx.Client:

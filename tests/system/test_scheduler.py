@@ -9,15 +9,12 @@ Each test gets its own database; schedulers are stopped with SIGTERM.
 from __future__ import annotations
 
 import itertools
-import json
 import os
-import signal
 import subprocess
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,6 +27,8 @@ from ledger.db import Conn, connect
 from observations.builder import BuildConfig, build_session
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
+from tests.events import says
+from tests.system.processes import CliProcess
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
 TENANT = "sched"
@@ -56,37 +55,11 @@ def env_for(db_url: str, redis_url: str, home: Path) -> dict[str, str]:
     return env
 
 
-@dataclass
-class Scheduler:
-    proc: subprocess.Popen[bytes]
-    out: Path
-    err: Path
-
-    def logs(self) -> list[Row]:
-        found = []
-        for line in self.err.read_text("utf-8", errors="replace").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict):
-                found.append(record)
-        return found
-
+class Scheduler(CliProcess):
     def ready(self) -> bool:
         if self.proc.poll() is not None:
             pytest.fail(f"scheduler exited during start-up:\n{self.err.read_text()[-3000:]}")
         return "scheduler running" in self.out.read_text()
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
 
 
 def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
@@ -117,18 +90,6 @@ def schedulers(fresh_db_url: str, redis_url: str, tmp_path: Path) -> Iterator[li
     finally:
         for s in started:
             s.stop()
-
-
-def says(n: int, text: str, when: datetime) -> Row:
-    return {
-        "external_id": f"maya-{n}",
-        "channel_id": "dm-maya",
-        "role": "user",
-        "actor_id": "maya",
-        "actor_name": "Maya",
-        "content": text,
-        "occurred_at": when.isoformat(),
-    }
 
 
 def seed(conn: Conn) -> None:

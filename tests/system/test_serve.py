@@ -4,10 +4,8 @@ written after each commit reaches the context bundle."""
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from importlib import resources
 from typing import Any
 
 import httpx
@@ -17,12 +15,9 @@ from ledger.db import connect
 from ops.api.keys import create_key
 from ops.bench.api import serving
 from ops.services import drop_database, recreate_database
+from tests.events import sample_events
 
-SAMPLE = [
-    json.loads(line)
-    for line in resources.files("ops").joinpath("samples/sample.jsonl").read_text().splitlines()
-    if line.strip()
-]
+SAMPLE = sample_events()
 
 
 def _copy(n: int) -> list[dict[str, Any]]:

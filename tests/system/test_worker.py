@@ -9,7 +9,6 @@ workers are stopped with SIGTERM (SIGKILL only as a last resort) when the test e
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -18,9 +17,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,6 +32,8 @@ from observations.builder import sessions_to_build
 from observations.extract.heuristic import HeuristicExtractor
 from ops import actors
 from ops.broker import setup_broker
+from tests.events import sample_events
+from tests.system.processes import CliProcess
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
 BUILD_VERSION = f"heuristic-{HeuristicExtractor.version}+hash-v1-384"
@@ -71,24 +70,7 @@ def worker_env(db_url: str, redis_url: str, home: Path) -> dict[str, str]:
     return env
 
 
-@dataclass
-class Worker:
-    proc: subprocess.Popen[bytes]
-    out: Path
-    err: Path
-
-    def logs(self) -> list[Row]:
-        """The JSON log lines the worker wrote so far."""
-        found = []
-        for line in self.err.read_text("utf-8", errors="replace").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict):
-                found.append(record)
-        return found
-
+class Worker(CliProcess):
     def builds(self, session_id: int) -> list[str]:
         """Statuses of the ``session_built`` log lines for ``session_id``, in order."""
         return [
@@ -107,17 +89,6 @@ class Worker:
             return "worker running" in self.out.read_text()
 
         wait_for(ready, STARTUP_S, lambda: "the worker to start")
-
-    def stop(self) -> int:
-        """SIGTERM, wait, and SIGKILL only if it does not exit."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
 
 
 @pytest.fixture
@@ -168,11 +139,6 @@ def wait_for(probe: Callable[[], T | None], timeout: float, what: Callable[[], s
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout}s waiting for {what()}")
         time.sleep(0.05)
-
-
-def sample_events() -> list[Row]:
-    text = resources.files("ops").joinpath("samples/sample.jsonl").read_text("utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def ingest_sample(conn: Conn) -> tuple[str, list[int]]:

@@ -1,0 +1,28 @@
+"""Events the tests feed the ledger: the packaged sample transcript, and one user turn."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from ops.cli import sample_path
+
+
+def sample_events() -> list[dict[str, Any]]:
+    """The sample transcript's events (``memledger run`` ingests the same file)."""
+    text = sample_path().read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def says(n: int, text: str, when: datetime, user: str = "maya") -> dict[str, Any]:
+    """``user``'s ``n``-th turn in the direct channel ``dm-<user>``."""
+    return {
+        "external_id": f"{user}-{n}",
+        "channel_id": f"dm-{user}",
+        "role": "user",
+        "actor_id": user,
+        "actor_name": user.title(),
+        "content": text,
+        "occurred_at": when.isoformat(),
+    }
