@@ -298,8 +298,12 @@ CREATE INDEX IF NOT EXISTS memory_sessions_to_build
 -- reads the open sessions through memory_sessions_one_open.
 DROP INDEX IF EXISTS memory_sessions_open_idle;
 ALTER TABLE memory_sessions SET (fillfactor = 70);
-CREATE INDEX IF NOT EXISTS memory_sessions_ended
-    ON memory_sessions (tenant_id, ended_at);
+-- Retention's sessions. Partial: an index on the tenant alone would tie, in the planner's
+-- eyes, with the exact indexes above while a young table has no statistics yet, and lose
+-- by scanning the whole tenant.
+DROP INDEX IF EXISTS memory_sessions_ended;
+CREATE INDEX IF NOT EXISTS memory_sessions_retention
+    ON memory_sessions (tenant_id, ended_at) WHERE status IN ('built', 'failed');
 CREATE INDEX IF NOT EXISTS memory_entries_owner
     ON memory_entries (tenant_id, owner_type, owner_id, status, kind);
 CREATE INDEX IF NOT EXISTS memory_entries_key

@@ -1,5 +1,7 @@
-"""Concurrent appenders with a tailing reader, on real commits: id order is commit order,
-so a reader that advances its checkpoint to the largest id seen never skips an event."""
+"""Concurrent appenders on real commits. An append reads, plans and writes under the ledger
+lock: id order is commit order, so a reader that advances its checkpoint to the largest id
+seen never skips an event, and an append that waited for the lock sees what the holder
+committed."""
 
 from __future__ import annotations
 
@@ -7,12 +9,20 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
-from ledger import append, events_after
-from ledger.db import connect
+from ledger import (
+    AppendResult,
+    append,
+    events_after,
+    list_sessions,
+    read_session,
+    sweep_idle,
+)
+from ledger.db import LEDGER_LOCK, Conn, connect
 
 TOTAL = 10_000
 APPENDERS = 6
@@ -154,3 +164,136 @@ def test_a_tailing_reader_sees_every_event_of_concurrent_appenders_exactly_once_
             " WHERE status = 'open' GROUP BY 1, 2 HAVING count(*) > 1"
         ).fetchall()
         assert open_per_channel == []
+
+
+# ------------------------------------------------------- an append waiting for the lock
+
+
+def _event(external_id: str, minutes: int, channel: str = "c") -> dict[str, Any]:
+    return {
+        "external_id": external_id,
+        "channel_id": channel,
+        "role": "user",
+        "actor_id": "u1",
+        "content": f"message {external_id}",
+        "occurred_at": T0 + timedelta(minutes=minutes),
+    }
+
+
+class BlockedAppend(threading.Thread):
+    """An append on its own connection, started while another transaction holds the ledger
+    lock."""
+
+    def __init__(self, url: str, tenant: str, events: list[dict[str, Any]]) -> None:
+        super().__init__(name="blocked-append", daemon=True)
+        self.url, self.tenant, self.events = url, tenant, events
+        self.result: AppendResult | None = None
+        self.error: BaseException | None = None
+        self.pid = threading.Event()
+        self.backend_pid = 0
+
+    def run(self) -> None:
+        try:
+            with connect(self.url, autocommit=True) as conn:
+                self.backend_pid = conn.info.backend_pid
+                self.pid.set()
+                self.result = append(conn, self.tenant, self.events, now=NOW)
+        except BaseException as exc:  # reported by the test thread
+            self.error = exc
+            self.pid.set()
+
+    def wait_until_blocked(self, watch: Conn) -> None:
+        """Until its backend waits on the ledger (advisory) lock."""
+        assert self.pid.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            row = watch.execute(
+                "SELECT wait_event FROM pg_stat_activity WHERE pid = %s", [self.backend_pid]
+            ).fetchone()
+            if row and row["wait_event"] == "advisory":
+                return
+            time.sleep(0.005)
+        raise AssertionError("the append never waited for the ledger lock")
+
+    def finish(self) -> AppendResult:
+        self.join(timeout=30)
+        assert not self.is_alive(), "the append did not finish"
+        assert self.error is None, self.error
+        assert self.result is not None
+        return self.result
+
+
+def _race(
+    url: str, tenant: str, first: Callable[[Conn], None], late: list[dict[str, Any]]
+) -> AppendResult:
+    """``first`` runs in a transaction that holds the ledger lock; an append of ``late``
+    starts meanwhile and goes on once it commits."""
+    with connect(url) as holder, connect(url, autocommit=True) as watch:
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", [LEDGER_LOCK])  # held to commit
+        first(holder)  # inside that transaction
+        blocked = BlockedAppend(url, tenant, late)
+        blocked.start()
+        blocked.wait_until_blocked(watch)
+        holder.commit()
+    return blocked.finish()
+
+
+def _ledger(url: str, tenant: str) -> list[tuple[str, str | None, list[tuple[int, str]]]]:
+    """Each session as (status, close reason, [(seq, external id)])."""
+    with connect(url, autocommit=True) as conn:
+        return [
+            (
+                s["status"],
+                s["close_reason"],
+                [(e["seq"], e["external_id"]) for e in read_session(conn, tenant, s["id"])],
+            )
+            for s in list_sessions(conn, tenant)
+        ]
+
+
+def test_an_append_waiting_while_its_open_session_grows_extends_it_after(
+    fresh_db_url: str,
+) -> None:
+    with connect(fresh_db_url, autocommit=True) as conn:
+        append(conn, "t", [_event("a", 0)], now=NOW)
+
+    result = _race(
+        fresh_db_url,
+        "t",
+        lambda holder: append(holder, "t", [_event("b", 5), _event("c", 10)], now=NOW),
+        [_event("d", 15), _event("e", 20)],
+    )
+
+    assert result.accepted == 2 and result.opened == ()
+    assert _ledger(fresh_db_url, "t") == [
+        ("open", None, [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")])
+    ]
+
+
+def test_an_append_waiting_while_its_open_session_is_closed_opens_a_new_one(
+    fresh_db_url: str,
+) -> None:
+    with connect(fresh_db_url, autocommit=True) as conn:
+        append(conn, "t", [_event("a", 0)], now=NOW)
+
+    result = _race(
+        fresh_db_url,
+        "t",
+        lambda holder: sweep_idle(holder, now=NOW, tenant_id="t"),
+        [_event("b", 5)],
+    )
+
+    assert result.accepted == 1 and len(result.opened) == 1
+    assert _ledger(fresh_db_url, "t") == [
+        ("closed", "idle", [(1, "a")]),
+        ("open", None, [(1, "b")]),
+    ]
+
+
+def test_a_delivery_waiting_while_its_retry_commits_is_all_duplicates(fresh_db_url: str) -> None:
+    batch = [_event("a", 0), _event("b", 5)]
+
+    result = _race(fresh_db_url, "t", lambda holder: append(holder, "t", batch, now=NOW), batch)
+
+    assert result.duplicates == 2 and result.accepted == 0
+    assert _ledger(fresh_db_url, "t") == [("open", None, [(1, "a"), (2, "b")])]
