@@ -94,8 +94,13 @@ def tenant_scope(conn: psycopg.Connection[Any], tenant_id: str) -> Iterator[None
     caller's outer transaction continues as it was.
     """
     check_id(tenant_id, "tenant_id")
-    # SET LOCAL ends with the transaction: only a nested block must restore it.
-    outermost = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    # SET LOCAL ends with the transaction: an outermost block needs neither to look at the
+    # role and tenant it replaces nor to restore them (and saves that round trip).
+    if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        with conn.transaction():
+            conn.execute(_SCOPE, [tenant_id, APP_ROLE])
+            yield
+        return
     with conn.transaction():
         row = conn.execute(
             "SELECT current_user::text AS role, current_setting('app.tenant_id', true) AS tenant"
@@ -112,8 +117,7 @@ def tenant_scope(conn: psycopg.Connection[Any], tenant_id: str) -> Iterator[None
             return
         conn.execute(_SCOPE, [tenant_id, APP_ROLE])
         yield
-        if not outermost:
-            conn.execute(_SCOPE, [prev_tenant or "", prev_role])
+        conn.execute(_SCOPE, [prev_tenant or "", prev_role])
 
 
 # SET LOCAL of the tenant and the role in one round trip (set_config('role') = SET ROLE).

@@ -12,7 +12,7 @@ import pytest
 from psycopg import sql
 
 from ledger import InvalidScope, append, list_sessions, tenant_scope
-from ledger.db import Conn
+from ledger.db import Conn, connect
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 NOW = datetime(2024, 5, 10, tzinfo=UTC)
@@ -320,6 +320,26 @@ def test_tenant_scope_restores_the_owner_role_after_the_block(conn: Conn) -> Non
         inside = conn.execute("SELECT current_user::text AS role").fetchone()
     assert inside == {"role": "memledger_app"}
     assert conn.execute("SELECT current_user::text AS role").fetchone() == before
+
+
+def test_an_outermost_tenant_scope_ends_with_its_transaction(shared_db_url: str) -> None:
+    """Outside any transaction the scope is SET LOCAL in a transaction of its own: after
+    the block, committed or failed, the connection is the owner again with no tenant."""
+    with connect(shared_db_url, autocommit=True) as own:
+        before = own.execute("SELECT current_user::text AS role").fetchone()
+        unscoped = "SELECT current_user::text AS role, current_setting('app.tenant_id', true) AS t"
+        with tenant_scope(own, new_tenant()):
+            assert own.execute("SELECT current_user::text AS role").fetchone() == {
+                "role": "memledger_app"
+            }
+        after = own.execute(unscoped).fetchone()
+        assert after is not None and before is not None
+        assert after["role"] == before["role"] and not after["t"]
+        with pytest.raises(ZeroDivisionError), tenant_scope(own, new_tenant()):
+            raise ZeroDivisionError
+        after = own.execute(unscoped).fetchone()
+        assert after is not None and before is not None
+        assert after["role"] == before["role"] and not after["t"]
 
 
 def test_tenant_scope_restores_the_owner_role_when_the_block_fails(conn: Conn) -> None:

@@ -224,7 +224,7 @@ class BlockedAppend(threading.Thread):
 
 
 def _race(
-    url: str, tenant: str, first: Callable[[Conn], None], late: list[dict[str, Any]]
+    url: str, tenant: str, first: Callable[[Conn], object], late: list[dict[str, Any]]
 ) -> AppendResult:
     """``first`` runs in a transaction that holds the ledger lock; an append of ``late``
     starts meanwhile and goes on once it commits."""
