@@ -189,22 +189,22 @@ class BlockedAppend(threading.Thread):
         self.url, self.tenant, self.events = url, tenant, events
         self.result: AppendResult | None = None
         self.error: BaseException | None = None
-        self.pid = threading.Event()
+        self.connected = threading.Event()
         self.backend_pid = 0
 
     def run(self) -> None:
         try:
             with connect(self.url, autocommit=True) as conn:
                 self.backend_pid = conn.info.backend_pid
-                self.pid.set()
+                self.connected.set()
                 self.result = append(conn, self.tenant, self.events, now=NOW)
         except BaseException as exc:  # reported by the test thread
             self.error = exc
-            self.pid.set()
+            self.connected.set()
 
     def wait_until_blocked(self, watch: Conn) -> None:
         """Until its backend waits on the ledger (advisory) lock."""
-        assert self.pid.wait(10)
+        assert self.connected.wait(10)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             row = watch.execute(
