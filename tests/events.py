@@ -1,4 +1,5 @@
-"""Events the tests feed the ledger: the packaged sample transcript, and one user turn."""
+"""Events the tests feed the ledger: the packaged sample transcript, one user turn, and a
+bare message."""
 
 from __future__ import annotations
 
@@ -25,4 +26,24 @@ def says(n: int, text: str, when: datetime, user: str = "maya") -> dict[str, Any
         "actor_name": user.title(),
         "content": text,
         "occurred_at": when.isoformat(),
+    }
+
+
+def message(
+    external_id: str,
+    at: datetime,
+    *,
+    channel: str = "c1",
+    actor: str = "u1",
+    role: str = "user",
+    content: str | None = None,
+) -> dict[str, Any]:
+    """A message on ``channel`` at ``at``; its content names its external id by default."""
+    return {
+        "external_id": external_id,
+        "channel_id": channel,
+        "role": role,
+        "actor_id": actor,
+        "content": content or f"message {external_id}",
+        "occurred_at": at,
     }

@@ -28,6 +28,7 @@ from ledger import (
     sweep_idle,
 )
 from ledger.db import Conn
+from tests.events import message
 
 GAP = timedelta(minutes=30)
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -39,23 +40,9 @@ def new_tenant() -> str:
     return f"t-{uuid.uuid4().hex[:8]}-{next(_tenants)}"
 
 
-def ev(
-    external_id: str,
-    minutes: float,
-    *,
-    channel: str = "c1",
-    actor: str = "u1",
-    role: str = "user",
-    content: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "external_id": external_id,
-        "channel_id": channel,
-        "role": role,
-        "actor_id": actor,
-        "content": content or f"message {external_id}",
-        "occurred_at": T0 + timedelta(minutes=minutes),
-    }
+def ev(external_id: str, minutes: float, **fields: Any) -> dict[str, Any]:
+    """``tests.events.message`` at ``minutes`` after T0 (``fields``: channel, actor, ..)."""
+    return message(external_id, T0 + timedelta(minutes=minutes), **fields)
 
 
 def table_rows(conn: Conn, tenant: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -13,6 +13,7 @@ from psycopg import sql
 
 from ledger import InvalidScope, append, list_sessions, tenant_scope
 from ledger.db import Conn, connect
+from tests.events import message
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 NOW = datetime(2024, 5, 10, tzinfo=UTC)
@@ -37,14 +38,7 @@ def new_tenant() -> str:
 
 
 def ev(external_id: str, minutes: float, channel: str = "c1") -> dict[str, Any]:
-    return {
-        "external_id": external_id,
-        "channel_id": channel,
-        "role": "user",
-        "actor_id": "u1",
-        "content": f"message {external_id}",
-        "occurred_at": T0 + timedelta(minutes=minutes),
-    }
+    return message(external_id, T0 + timedelta(minutes=minutes), channel=channel)
 
 
 def count(conn: Conn, query: Any, params: Any = None) -> int:

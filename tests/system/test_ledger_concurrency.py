@@ -23,6 +23,7 @@ from ledger import (
     sweep_idle,
 )
 from ledger.db import LEDGER_LOCK, Conn, connect
+from tests.events import message
 
 TOTAL = 10_000
 APPENDERS = 6
@@ -169,15 +170,8 @@ def test_a_tailing_reader_sees_every_event_of_concurrent_appenders_exactly_once_
 # ------------------------------------------------------- an append waiting for the lock
 
 
-def _event(external_id: str, minutes: int, channel: str = "c") -> dict[str, Any]:
-    return {
-        "external_id": external_id,
-        "channel_id": channel,
-        "role": "user",
-        "actor_id": "u1",
-        "content": f"message {external_id}",
-        "occurred_at": T0 + timedelta(minutes=minutes),
-    }
+def _event(external_id: str, minutes: int) -> dict[str, Any]:
+    return message(external_id, T0 + timedelta(minutes=minutes))
 
 
 class BlockedAppend(threading.Thread):
@@ -224,11 +218,19 @@ class BlockedAppend(threading.Thread):
 
 
 def _race(
-    url: str, tenant: str, first: Callable[[Conn], object], late: list[dict[str, Any]]
+    url: str,
+    tenant: str,
+    first: Callable[[Conn], object],
+    late: list[dict[str, Any]],
+    *,
+    stored: list[dict[str, Any]] | None = None,
 ) -> AppendResult:
-    """``first`` runs in a transaction that holds the ledger lock; an append of ``late``
-    starts meanwhile and goes on once it commits."""
+    """After ``stored`` is appended and committed, ``first`` runs in a transaction that
+    holds the ledger lock; an append of ``late`` starts meanwhile and goes on once it
+    commits."""
     with connect(url) as holder, connect(url, autocommit=True) as watch:
+        if stored:
+            append(watch, tenant, stored, now=NOW)
         holder.execute("SELECT pg_advisory_xact_lock(%s)", [LEDGER_LOCK])  # held to commit
         first(holder)  # inside that transaction
         blocked = BlockedAppend(url, tenant, late)
@@ -254,14 +256,12 @@ def _ledger(url: str, tenant: str) -> list[tuple[str, str | None, list[tuple[int
 def test_an_append_waiting_while_its_open_session_grows_extends_it_after(
     fresh_db_url: str,
 ) -> None:
-    with connect(fresh_db_url, autocommit=True) as conn:
-        append(conn, "t", [_event("a", 0)], now=NOW)
-
     result = _race(
         fresh_db_url,
         "t",
         lambda holder: append(holder, "t", [_event("b", 5), _event("c", 10)], now=NOW),
         [_event("d", 15), _event("e", 20)],
+        stored=[_event("a", 0)],
     )
 
     assert result.accepted == 2 and result.opened == ()
@@ -273,14 +273,12 @@ def test_an_append_waiting_while_its_open_session_grows_extends_it_after(
 def test_an_append_waiting_while_its_open_session_is_closed_opens_a_new_one(
     fresh_db_url: str,
 ) -> None:
-    with connect(fresh_db_url, autocommit=True) as conn:
-        append(conn, "t", [_event("a", 0)], now=NOW)
-
     result = _race(
         fresh_db_url,
         "t",
         lambda holder: sweep_idle(holder, now=NOW, tenant_id="t"),
         [_event("b", 5)],
+        stored=[_event("a", 0)],
     )
 
     assert result.accepted == 1 and len(result.opened) == 1
