@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -140,28 +140,17 @@ def run_api(base: str, key: str, *, events: int, contexts: int, clients: int) ->
         _body({"events": [{**e, "occurred_at": e["occurred_at"].isoformat()} for e in chunk]})
         for chunk in iter_chunks(stream, BATCH)
     ]
-    warmup, timed = batches[:WARMUP_BATCHES], batches[WARMUP_BATCHES:]
-    _parallel(clients, warmup, lambda c, body: c.post("/v1/events", body), base, headers)
+    load = Load(base, headers, clients)
+    load.post_all("/v1/events", batches[:WARMUP_BATCHES])
     t = time.perf_counter()
-    _parallel(clients, timed, lambda c, body: c.post("/v1/events", body), base, headers)
+    load.post_all("/v1/events", batches[WARMUP_BATCHES:])
     ingest_s = time.perf_counter() - t
     questions = [
         _body({"query": q, "user_id": f"maya-{i % 20}"})
         for i, q in enumerate(QUESTIONS[: WARMUP_CONTEXTS + contexts])
     ]
-    latencies: list[float] = []
-    lock = threading.Lock()
-
-    def ask(client: _Client, body: bytes) -> None:
-        began = time.perf_counter()
-        client.post("/v1/context", body)
-        with lock:
-            latencies.append(time.perf_counter() - began)
-
-    warmup, timed = questions[:WARMUP_CONTEXTS], questions[WARMUP_CONTEXTS:]
-    _parallel(clients, warmup, lambda c, body: c.post("/v1/context", body), base, headers)
-    _parallel(clients, timed, ask, base, headers)
-    latencies.sort()
+    load.post_all("/v1/context", questions[:WARMUP_CONTEXTS])
+    latencies = sorted(load.post_all("/v1/context", questions[WARMUP_CONTEXTS:]))
     return ApiFigures(
         events,
         ingest_s,
@@ -208,40 +197,46 @@ class _Client:
         self._conn.close()
 
 
-def _parallel(
-    clients: int,
-    bodies: list[bytes],
-    work: Callable[[_Client, bytes], None],
-    base: str,
-    headers: dict[str, str],
-) -> None:
-    """``work(client, body)`` for each body, spread over ``clients`` threads."""
-    pending = iter(bodies)
-    lock = threading.Lock()
-    errors: list[BaseException] = []
+@dataclass(frozen=True, slots=True)
+class Load:
+    """Closed-loop clients: each posts its next body as soon as its last one is answered."""
 
-    def run() -> None:
-        client = _Client(base, headers)
-        try:
-            while True:
-                with lock:
-                    body = next(pending, None)
-                if body is None or errors:
-                    return
-                try:
-                    work(client, body)
-                except BaseException as exc:
-                    errors.append(exc)
-        finally:
-            client.close()
+    base: str
+    headers: dict[str, str]
+    clients: int
 
-    threads = [threading.Thread(target=run) for _ in range(clients)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        raise errors[0]
+    def post_all(self, path: str, bodies: list[bytes]) -> list[float]:
+        """Post every body to ``path``, spread over the clients; each request's seconds."""
+        pending = iter(bodies)
+        lock = threading.Lock()
+        seconds: list[float] = []
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            client = _Client(self.base, self.headers)
+            try:
+                while True:
+                    with lock:
+                        body = next(pending, None)
+                    if body is None or errors:
+                        return
+                    began = time.perf_counter()
+                    client.post(path, body)
+                    with lock:
+                        seconds.append(time.perf_counter() - began)
+            except BaseException as exc:
+                errors.append(exc)
+            finally:
+                client.close()
+
+        threads = [threading.Thread(target=run) for _ in range(self.clients)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        if errors:
+            raise errors[0]
+        return seconds
 
 
 @contextmanager
