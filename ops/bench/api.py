@@ -24,7 +24,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
-import httpx
 import redis
 
 from ledger.db import Conn
@@ -253,6 +252,17 @@ def scratch_redis(url: str) -> Iterator[str]:
         client.close()
 
 
+def _healthy(port: int) -> bool:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", "/healthz")
+        return conn.getresponse().status == 200
+    except (OSError, http.client.HTTPException):  # not listening, or not answering yet
+        return False
+    finally:
+        conn.close()
+
+
 @contextmanager
 def serving(db_url: str, redis_url: str, processes: int) -> Iterator[str]:
     """``memledger serve --no-workers --processes N`` on a free loopback port, once healthy:
@@ -269,11 +279,8 @@ def serving(db_url: str, redis_url: str, processes: int) -> Iterator[str]:
     try:
         deadline = time.monotonic() + 60
         while True:
-            try:
-                if httpx.get(f"{base}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
+            if _healthy(port):
+                break
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise click.ClickException("memledger serve did not start")
             time.sleep(0.2)
