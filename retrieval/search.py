@@ -5,9 +5,9 @@ rank, then ordered by :func:`retrieval.scoring.score` and :func:`retrieval.scori
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ledger.db import Conn, tenant_scope
 from ledger.errors import MemledgerError
@@ -15,6 +15,9 @@ from observations.embed import Embedder, contextualize
 from retrieval.candidates import bm25_candidates, scope_sql, text_candidates, vector_list
 from retrieval.scoring import fuse, rerank, score
 from retrieval.types import Candidate, Filters, Scope, Scored, SearchSettings
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = [
     "Filters",
@@ -34,33 +37,6 @@ _DEFAULT_SETTINGS = SearchSettings()
 
 class InvalidQuery(MemledgerError):
     """A search request that cannot be run: the message names the parameter."""
-
-
-def search(
-    conn: Conn,
-    scope: Scope,
-    query: str,
-    *,
-    embedder: Embedder,
-    now: datetime,
-    limit: int = 10,
-    filters: Filters = _NO_FILTERS,
-    settings: SearchSettings = _DEFAULT_SETTINGS,
-    owner_name: str | None = None,
-) -> list[Scored]:
-    """The best ``limit`` entries for ``query`` within ``scope``, each with its explain."""
-    with tenant_scope(conn, scope.tenant_id):
-        return search_in_scope(
-            conn,
-            scope,
-            query,
-            embedder=embedder,
-            now=now,
-            limit=limit,
-            filters=filters,
-            settings=settings,
-            owner_name=owner_name,
-        )
 
 
 def search_in_scope(
@@ -95,6 +71,21 @@ def search_in_scope(
     fused = fuse(by_vector, by_text, k=settings.weights.rrf_k)
     ranked = score(fused, now=now, weights=settings.weights)
     return rerank(ranked, weights=settings.weights, limit=limit)
+
+
+def _in_tenant_scope(
+    run: Callable[Concatenate[Conn, Scope, _P], _R],
+) -> Callable[Concatenate[Conn, Scope, _P], _R]:
+    def scoped(conn: Conn, scope: Scope, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with tenant_scope(conn, scope.tenant_id):
+            return run(conn, scope, *args, **kwargs)
+
+    return scoped
+
+
+search = _in_tenant_scope(search_in_scope)
+"""The best ``limit`` entries for ``query`` within ``scope``, each with its explain (the
+arguments of :func:`search_in_scope`), in a transaction under the scope's tenant."""
 
 
 def vector_search(
