@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
+import psutil
 import redis
 
 from ledger.db import Conn
@@ -68,17 +69,62 @@ QUESTIONS = tuple(t.format(topic, w) for w in _WHEN for t in _TEMPLATES for topi
 
 
 @dataclass(frozen=True, slots=True)
+class CpuUse:
+    """The CPU seconds a timed phase took, over its ``wall`` seconds: the server's processes,
+    this load generator, and the whole machine (so also PostgreSQL and Redis, if local)."""
+
+    wall: float
+    server: float
+    client: float
+    machine: float
+
+    def per_request(self, requests: int, unit: str) -> str:
+        def ms(seconds: float) -> str:
+            return f"{1000 * seconds / requests:.1f} ms"
+
+        rest = self.machine - self.server - self.client
+        return (
+            f"CPU per {unit}: server {ms(self.server)}, load generator {ms(self.client)}, "
+            f"rest of the machine (PostgreSQL, Redis, ...) {ms(rest)}; "
+            f"{self.machine / self.wall:.2f} of {psutil.cpu_count()} cores busy"
+        )
+
+
+class CpuClock:
+    """Started at creation; :meth:`read` gives the CPU used since. ``server`` is the server's
+    main process: its children (``--processes``) are counted with it."""
+
+    def __init__(self, server: psutil.Process) -> None:
+        self._server = server
+        self._start = self._now()
+
+    def read(self) -> CpuUse:
+        return CpuUse(*(b - a for a, b in zip(self._start, self._now(), strict=True)))
+
+    def _now(self) -> tuple[float, float, float, float]:
+        server = 0.0
+        for proc in [self._server, *self._server.children(recursive=True)]:
+            times = proc.cpu_times()
+            server += times.user + times.system
+        own = psutil.Process().cpu_times()
+        machine = psutil.cpu_times()
+        busy = machine.user + machine.nice + machine.system + machine.irq + machine.softirq
+        return time.perf_counter(), server, own.user + own.system, busy
+
+
+@dataclass(frozen=True, slots=True)
 class ApiFigures:
     events: int
-    ingest_seconds: float
+    ingest: CpuUse
     contexts: int
+    context: CpuUse
     context_p50_ms: float
     context_p95_ms: float
     clients: int
 
     @property
     def events_per_second(self) -> float:
-        return self.events / self.ingest_seconds
+        return self.events / self.ingest.wall
 
 
 @bench.command("api")
@@ -114,21 +160,32 @@ def bench_api(ctx: Context, events: int, contexts: int, clients: int, processes:
             build_session(conn, tenant, session_id, config, now=now)
         project(conn, "bench-api", now=now)
         key = create_key(conn, "bench-api", name="bench", now=now)[1]
-        with scratch_redis(urls.redis_url) as redis_url, serving(url, redis_url, processes) as base:
-            f = run_api(base, key, events=events, contexts=contexts, clients=clients)
+        with scratch_redis(urls.redis_url) as redis_url, serving(url, redis_url, processes) as api:
+            f = run_api(
+                api.url, key, events=events, contexts=contexts, clients=clients, server=api.process
+            )
         stored = stored_bench_events(conn, "bench-api")
         if stored != WARMUP_BATCHES * BATCH + events:
             raise click.ClickException(f"the server stored {stored:,} of the events sent")
     click.echo(
-        f"api: ingest {f.events:,} events in {f.ingest_seconds:.1f} s = "
-        f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {f.clients} clients, "
-        f"{processes} server processes, after {WARMUP_BATCHES * BATCH:,} warm-up events)\n"
+        f"api: ingest {f.events:,} events in {f.ingest.wall:.1f} s = "
+        f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {_count(f.clients, 'client')}, "
+        f"{_count(processes, 'server process')}, after {WARMUP_BATCHES * BATCH:,} warm-up events)\n"
+        f"    {f.ingest.per_request(-(-f.events // BATCH), 'batch')}\n"
         f"  context: {f.contexts} bundles, p50 {f.context_p50_ms:.1f} ms, "
-        f"p95 {f.context_p95_ms:.1f} ms ({f.clients} clients, query embedding included)"
+        f"p95 {f.context_p95_ms:.1f} ms ({_count(f.clients, 'client')}, query embedding included)\n"
+        f"    {f.context.per_request(f.contexts, 'bundle')}"
     )
 
 
-def run_api(base: str, key: str, *, events: int, contexts: int, clients: int) -> ApiFigures:
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
+
+
+def run_api(
+    base: str, key: str, *, events: int, contexts: int, clients: int, server: psutil.Process
+) -> ApiFigures:
+    """Time the load against the server at ``base`` (``server`` is its main process)."""
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     start = datetime(2024, 1, 1, tzinfo=UTC)
     total = WARMUP_BATCHES * BATCH + events
@@ -141,19 +198,22 @@ def run_api(base: str, key: str, *, events: int, contexts: int, clients: int) ->
     ]
     load = Load(base, headers, clients)
     load.post_all("/v1/events", batches[:WARMUP_BATCHES])
-    t = time.perf_counter()
+    clock = CpuClock(server)
     load.post_all("/v1/events", batches[WARMUP_BATCHES:])
-    ingest_s = time.perf_counter() - t
+    ingest = clock.read()
     questions = [
         _body({"query": q, "user_id": f"maya-{i % 20}"})
         for i, q in enumerate(QUESTIONS[: WARMUP_CONTEXTS + contexts])
     ]
     load.post_all("/v1/context", questions[:WARMUP_CONTEXTS])
+    clock = CpuClock(server)
     latencies = sorted(load.post_all("/v1/context", questions[WARMUP_CONTEXTS:]))
+    context = clock.read()
     return ApiFigures(
         events,
-        ingest_s,
+        ingest,
         len(latencies),
+        context,
         1000 * latencies[len(latencies) // 2],
         1000 * latencies[int(len(latencies) * 0.95)],
         clients,
@@ -263,10 +323,16 @@ def _healthy(port: int) -> bool:
         conn.close()
 
 
+@dataclass(frozen=True, slots=True)
+class Served:
+    url: str  # the base URL
+    process: psutil.Process  # the main process; --processes workers are its children
+
+
 @contextmanager
-def serving(db_url: str, redis_url: str, processes: int) -> Iterator[str]:
-    """``memledger serve --no-workers --processes N`` on a free loopback port, once healthy:
-    yields its base URL; stopped at exit."""
+def serving(db_url: str, redis_url: str, processes: int) -> Iterator[Served]:
+    """``memledger serve --no-workers --processes N`` on a free loopback port, once healthy;
+    stopped at exit."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -284,7 +350,7 @@ def serving(db_url: str, redis_url: str, processes: int) -> Iterator[str]:
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise click.ClickException("memledger serve did not start")
             time.sleep(0.2)
-        yield base
+        yield Served(base, psutil.Process(proc.pid))
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -39,9 +39,11 @@ def test_several_server_processes_ingest_and_answer(
             key = create_key(conn, "acme", name="t", now=datetime(2025, 1, 1, tzinfo=UTC))[1]
         copies = [_copy(n) for n in range(8)]
         with (
-            serving(db_url, f"unix://{redis.socket_file}", processes=2) as base,
-            httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as client,
+            serving(db_url, f"unix://{redis.socket_file}", processes=2) as api,
+            httpx.Client(base_url=api.url, headers={"Authorization": f"Bearer {key}"}) as client,
         ):
+            # the processes serving are children of the one bench api's CPU clock reads
+            assert len(api.process.children(recursive=True)) >= 2
             with ThreadPoolExecutor(4) as pool:
                 answers = list(
                     pool.map(lambda b: client.post("/v1/events", json={"events": b}), copies)
