@@ -21,6 +21,7 @@ from ledger.errors import MemledgerError, SessionNotFound
 from ledger.scope import check_id
 from materializers import runner
 from observations import builder
+from ops.metrics import BUILDS, GATE_DROPS, SharedMetrics
 from ops.runtime import wall_clock
 from ops.settings import Settings
 
@@ -34,6 +35,7 @@ class WorkerState:
     settings: Settings
     pool: ConnectionPool[Conn]
     config: builder.BuildConfig
+    metrics: SharedMetrics
 
 
 _state: WorkerState | None = None
@@ -51,13 +53,17 @@ def build_session(tenant_id: str, session_id: int) -> None:
             )
         except (SessionNotFound, builder.SessionNotClosed) as exc:
             log.warning("build_skipped", tenant_id=tenant_id, session_id=session_id, error=str(exc))
+            state.metrics.add([(BUILDS, ("skipped",), 1)])
             return
         except Exception as exc:  # any extractor/embedder failure: record it, keep the events
             conn.rollback()
             _record_failure(conn, state, tenant_id, session_id, exc)
+            state.metrics.add([(BUILDS, ("failed",), 1)])
             return
     if outcome.status == "busy":
         raise dramatiq.Retry(delay=1000)
+    drops = [(GATE_DROPS, (gate,), n) for gate, n in outcome.dropped.items()]
+    state.metrics.add([(BUILDS, (outcome.status,), 1), *drops])
     if outcome.status == "built" and _projector is not None:
         _projector.send(tenant_id)
     log.info(

@@ -19,6 +19,7 @@ from ops.api.state import ApiState
 from ops.cli import Context, cli, pass_ctx, table
 from ops.components import make_embedder_from, make_search_settings
 from ops.logs import configure_logging
+from ops.metrics import SharedMetrics
 from ops.pipeline import build_actor, in_process_workers
 from ops.runtime import Runtime, open_runtime, wall_clock
 from ops.settings import Settings
@@ -53,6 +54,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             enqueue_build=actor.send,
             clock=wall_clock,
             redis_ping=redis_ping,
+            metrics=SharedMetrics(window.client),
         )
         stop = threading.Event()
         flusher = threading.Thread(target=_flush_access, args=(state, stop), daemon=True)

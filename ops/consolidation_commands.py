@@ -22,6 +22,7 @@ from consolidation import (
 )
 from ops.actors import enqueue_builds
 from ops.cli import Context, cli, pass_ctx, table
+from ops.metrics import JOB_RUNS, shared_metrics
 from ops.pipeline import build_actor
 from ops.runtime import Runtime, open_runtime, wall_clock
 from ops.scheduler import Enqueue, consolidation_config, intervals, make_scheduler
@@ -70,7 +71,10 @@ def consolidate(ctx: Context, job: str, full: bool, this_tenant: bool, show_runs
             click.echo(table([_run_cells(r) for r in recent_runs(rt.conn)], RUN_COLUMNS))
             return
         tenant = rt.settings.tenant if this_tenant else None
-        with _enqueue(rt, "sweep" in names) as enqueue:
+        with (
+            _enqueue(rt, "sweep" in names) as enqueue,
+            shared_metrics(rt.urls.redis_url) as metrics,
+        ):
             config = consolidation_config(rt.settings, enqueue)
             for name in names:
                 now = wall_clock()
@@ -78,6 +82,7 @@ def consolidate(ctx: Context, job: str, full: bool, this_tenant: bool, show_runs
                 outcome = run_job(
                     rt.conn, name, config, scope, window=point_window(now), clock=wall_clock
                 )
+                metrics.add([(JOB_RUNS, (name, outcome.status), 1)])
                 click.echo(_outcome_text(outcome))
 
 
@@ -105,8 +110,12 @@ def scheduler(ctx: Context) -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    with open_runtime(ctx.settings) as rt, _enqueue(rt, "sweep" in intervals(rt.settings)) as q:
-        sched = make_scheduler(rt.urls.database_url, rt.settings, q)
+    with (
+        open_runtime(ctx.settings) as rt,
+        _enqueue(rt, "sweep" in intervals(rt.settings)) as q,
+        shared_metrics(rt.urls.redis_url) as metrics,
+    ):
+        sched = make_scheduler(rt.urls.database_url, rt.settings, q, metrics)
         sched.start()
         every = ", ".join(f"{j} {i.total_seconds():g}s" for j, i in intervals(rt.settings).items())
         click.echo(f"scheduler running ({every}); Ctrl-C stops it")

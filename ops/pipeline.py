@@ -14,6 +14,7 @@ from observations.builder import sessions_to_build, waiting_builds
 from ops import actors
 from ops.broker import close_broker, setup_broker, start_worker
 from ops.components import make_build_config
+from ops.metrics import shared_metrics
 from ops.runtime import Runtime, wall_clock
 from ops.scheduler import make_scheduler
 
@@ -23,8 +24,11 @@ def in_process_workers(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]
     """Worker threads beside the caller; yields the build actor to enqueue with."""
     s = rt.settings
     broker = setup_broker(rt.urls.redis_url)
-    with make_pool(rt.urls.database_url, max_size=s.worker_threads + 1) as pool:
-        state = actors.WorkerState(s, pool, make_build_config(s))
+    with (
+        make_pool(rt.urls.database_url, max_size=s.worker_threads + 1) as pool,
+        shared_metrics(rt.urls.redis_url) as metrics,
+    ):
+        state = actors.WorkerState(s, pool, make_build_config(s), metrics)
         actor = actors.register(broker, state)
         worker = start_worker(broker, s.worker_threads)
         try:
@@ -38,14 +42,18 @@ def in_process_workers(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]
 def scheduled_consolidation(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[None]:
     """The consolidation schedule in this process (the default mode's scheduler), queueing
     the sweep's builds with ``actor``; stops after any running job when the block ends."""
-    scheduler = make_scheduler(
-        rt.urls.database_url, rt.settings, lambda sessions: actors.enqueue_builds(actor, sessions)
-    )
-    scheduler.start()
-    try:
-        yield
-    finally:
-        scheduler.shutdown(wait=True)
+    with shared_metrics(rt.urls.redis_url) as metrics:
+        scheduler = make_scheduler(
+            rt.urls.database_url,
+            rt.settings,
+            lambda sessions: actors.enqueue_builds(actor, sessions),
+            metrics,
+        )
+        scheduler.start()
+        try:
+            yield
+        finally:
+            scheduler.shutdown(wait=True)
 
 
 @contextmanager

@@ -28,6 +28,7 @@ from consolidation import (
     window_for,
 )
 from ledger.db import connect
+from ops.metrics import JOB_RUNS, SharedMetrics
 from ops.runtime import wall_clock
 from ops.settings import Settings
 
@@ -65,20 +66,27 @@ def intervals(settings: Settings) -> dict[str, timedelta]:
 
 
 def run_scheduled(
-    database_url: str, job: str, interval: timedelta, config: ConsolidationConfig
+    database_url: str,
+    job: str,
+    interval: timedelta,
+    config: ConsolidationConfig,
+    metrics: SharedMetrics,
 ) -> RunOutcome:
     """One scheduled firing: the job for the window it falls in, across tenants."""
     now = wall_clock()
     with connect(database_url, autocommit=True) as conn:
-        return run_job(
+        outcome = run_job(
             conn, job, config, JobScope(now), window=window_for(now, interval), clock=wall_clock
         )
+    metrics.add([(JOB_RUNS, (job, outcome.status), 1)])
+    return outcome
 
 
 def make_scheduler(
-    database_url: str, settings: Settings, enqueue: Enqueue | None
+    database_url: str, settings: Settings, enqueue: Enqueue | None, metrics: SharedMetrics
 ) -> BackgroundScheduler:
-    """A scheduler (not started) with every job whose interval is set."""
+    """A scheduler (not started) with every job whose interval is set; each run is counted
+    in ``metrics``."""
     config = consolidation_config(settings, enqueue)
     jobs = intervals(settings)
     scheduler = BackgroundScheduler(
@@ -93,7 +101,7 @@ def make_scheduler(
                 start_date=window_for(now, interval).end,
                 timezone="UTC",
             ),
-            args=[database_url, job, interval, config],
+            args=[database_url, job, interval, config, metrics],
             id=job,
             name=f"consolidation:{job}",
             max_instances=1,

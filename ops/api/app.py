@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import psycopg
+import redis
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -69,9 +70,19 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
         code = 200 if all(checks.values()) else 503
         return JSONResponse({"ready": code == 200, **checks}, status_code=code)
 
-    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
+    @app.get(
+        "/metrics",
+        tags=["operations"],
+        response_class=PlainTextResponse,
+        responses={503: {"description": "the metrics store (Redis) is unreachable"}},
+    )
     def metrics() -> Response:
-        return Response(generate_latest(state.metrics.registry), media_type="text/plain")
+        """The deployment's metrics (every process's counts, from Redis), Prometheus text."""
+        try:
+            text = generate_latest(state.metrics.registry)
+        except redis.RedisError as exc:
+            return PlainTextResponse(f"metrics store unreachable: {exc}\n", status_code=503)
+        return Response(text, media_type="text/plain")
 
     from ops.api import mem0, routes  # the routers use the dependencies below
 

@@ -50,6 +50,7 @@ from ops.api.models import (
 )
 from ops.api.state import ApiState
 from ops.ingest import accepted_events
+from ops.metrics import EVENTS, JOB_RUNS, LATENCY
 from ops.scheduler import consolidation_config
 from retrieval.bundle import render_text, to_json
 from retrieval.context import ContextRequest, build_context, bundle_provenance
@@ -112,8 +113,7 @@ def _ingest(
         tasks.add_task(_after_append, state, owner.tenant_id, valid, result)
     ordered = [results[i] for i in range(len(events))]
     counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
-    for status, n in counts.items():
-        state.metrics.events.labels(status).inc(n)
+    state.metrics.add((EVENTS, (status,), n) for status, n in counts.items())
     return EventsOut(
         results=ordered,
         accepted=counts["accepted"],
@@ -167,7 +167,7 @@ def post_search(body: SearchIn, owner: Owner, conn: TenantConn, state: State) ->
         settings=state.search,
     )
     state.access.record(owner.tenant_id, [h.candidate.entry_id for h in hits], now)
-    state.metrics.latency.labels("search").observe(time.perf_counter() - started)
+    state.metrics.observe(LATENCY, ("search",), time.perf_counter() - started)
     return _json(SearchOut(results=[_hit(h) for h in hits]))
 
 
@@ -199,7 +199,7 @@ def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) 
     )
     ids = [p.entry_ids[0] for p in bundle_provenance(bundle)]
     state.access.record(owner.tenant_id, ids, now)
-    state.metrics.latency.labels("context").observe(time.perf_counter() - started)
+    state.metrics.observe(LATENCY, ("context",), time.perf_counter() - started)
     return _json(ContextOut(text=render_text(bundle), bundle=to_json(bundle)))
 
 
@@ -458,6 +458,7 @@ def post_maintenance(
             clock=state.clock,
         )
         conn.commit()
+    state.metrics.add([(JOB_RUNS, (job, outcome.status), 1)])
     return MaintenanceOut(
         job=job, status=outcome.status, run_id=outcome.run_id, stats=dict(outcome.stats or {})
     )

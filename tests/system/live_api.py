@@ -19,6 +19,7 @@ from observations.extract.heuristic import HeuristicExtractor
 from ops.api.app import create_app
 from ops.api.keys import create_key
 from ops.api.state import ApiState
+from ops.metrics import SharedMetrics
 from ops.settings import Settings
 from retrieval.recent import RecentWindow
 from retrieval.search import SearchSettings
@@ -67,6 +68,7 @@ def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
             enqueue_build=lambda t, s: queued.append((t, s)),
             clock=lambda: NOW,
             redis_ping=lambda: bool(window.client.ping()),
+            metrics=SharedMetrics(window.client),
         )
         server = uvicorn.Server(
             uvicorn.Config(create_app(state), host="127.0.0.1", port=0, log_level="warning")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 
+from ops.api.app import create_app
+from ops.metrics import shared_metrics
 from tests.events import sample_events
 from tests.system.live_api import Server
 
@@ -231,3 +236,44 @@ def test_maintenance_runs_a_job_once_per_window_for_the_keys_tenant(server: Serv
         again = client.post("/v1/maintenance/supersede")  # the server's clock stands still
         assert again.json()["status"] == "taken"
         assert client.post("/v1/maintenance/everything").status_code == 422
+
+
+def test_metrics_count_what_the_requests_did(server: Server) -> None:
+    def scrape() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        text = httpx.get(f"{server.url}/metrics").text
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    before = scrape()
+    with client_for(server, "tenant-m") as client:
+        _ingest_twice(client)  # 3 accepted and 1 rejected, then 3 duplicates
+        client.post("/v1/context", json={"query": "allergies?", "user_id": "maya"})
+        client.post("/v1/search", json={"query": "allergies?", "user_id": "maya"})
+        client.post("/v1/search", json={"query": "allergies?", "user_id": "maya"})
+        client.post("/v1/maintenance/merge")
+        client.post("/v1/maintenance/merge")
+    after = scrape()
+
+    assert grew("memledger_events_ingested_total", status="accepted") == 3
+    assert grew("memledger_events_ingested_total", status="rejected") == 1
+    assert grew("memledger_events_ingested_total", status="duplicate") == 3
+    assert grew("memledger_retrieval_seconds_count", route="context") == 1
+    assert grew("memledger_retrieval_seconds_count", route="search") == 2
+    assert grew("memledger_retrieval_seconds_bucket", route="search", le="+Inf") == 2
+    assert grew("memledger_job_runs_total", job="merge", status="done") == 1
+    assert grew("memledger_job_runs_total", job="merge", status="taken") == 1
+
+
+def test_metrics_answer_503_while_redis_is_unreachable(server: Server, tmp_path: Any) -> None:
+    with shared_metrics(f"unix://{tmp_path}/no-redis.sock") as metrics:
+        app = create_app(dataclasses.replace(server.state, metrics=metrics))
+        with TestClient(app) as client:
+            r = client.get("/metrics")
+    assert r.status_code == 503 and "metrics store unreachable" in r.text

@@ -32,6 +32,7 @@ from observations.builder import sessions_to_build
 from observations.extract.heuristic import HeuristicExtractor
 from ops import actors
 from ops.broker import setup_broker
+from ops.metrics import shared_metrics
 from tests.events import sample_events
 from tests.system.processes import CliProcess
 
@@ -162,6 +163,17 @@ def session_of(conn: Conn, tenant: str, session_id: int) -> Row:
     )[0]
 
 
+def shared_counts(redis_url: str, name: str, label: str) -> dict[str, float]:
+    """The samples of ``name`` in the deployment's metrics, by the value of ``label``."""
+    with shared_metrics(redis_url) as metrics:
+        return {
+            s.labels[label]: s.value
+            for family in metrics.registry.collect()
+            for s in family.samples
+            if s.name == name
+        }
+
+
 def statuses(conn: Conn, tenant: str) -> dict[int, str]:
     return {s["id"]: s["status"] for s in list_sessions(conn, tenant)}
 
@@ -237,7 +249,7 @@ def backend_alive(conn: Conn, pid: int) -> bool:
 
 
 def test_worker_builds_enqueued_sessions_and_stops_cleanly(
-    db: Conn, start_worker: Callable[[], Worker], build_actor: Actor
+    db: Conn, redis_url: str, start_worker: Callable[[], Worker], build_actor: Actor
 ) -> None:
     worker = start_worker()
     tenant, session_ids = ingest_sample(db)
@@ -279,6 +291,13 @@ def test_worker_builds_enqueued_sessions_and_stops_cleanly(
     assert skills == {"book-train": 2, "find-flight": 1}
     assert {p.key for p in get_profile(db, tenant, "tom")} >= {"constraint:diet"}
     assert worker.stop() == 0, worker.describe()
+    # The worker counted its builds, and what each gate dropped, in the shared metrics.
+    dropped: Counter[str] = Counter()
+    for s in select(db, "SELECT build_stats FROM memory_sessions WHERE tenant_id = %s", tenant):
+        dropped.update(s["build_stats"]["dropped"])
+    assert +dropped  # the sample gives the gates work
+    assert shared_counts(redis_url, "memledger_session_builds_total", "outcome") == {"built": 5}
+    assert shared_counts(redis_url, "memledger_gate_drops_total", "gate") == +dropped
 
 
 def test_worker_killed_mid_build_leaves_no_half_built_session(
@@ -339,7 +358,7 @@ def test_worker_killed_mid_build_leaves_no_half_built_session(
 
 
 def test_duplicate_build_messages_are_no_ops(
-    db: Conn, start_worker: Callable[[], Worker], build_actor: Actor
+    db: Conn, redis_url: str, start_worker: Callable[[], Worker], build_actor: Actor
 ) -> None:
     worker = start_worker()
     tenant, session_ids = ingest_sample(db)
@@ -364,6 +383,8 @@ def test_duplicate_build_messages_are_no_ops(
         lambda: f"the late duplicate to be handled\n{worker.describe()}",
     )
     assert worker.builds(target) == ["built", "unchanged", "unchanged"]
+    builds = shared_counts(redis_url, "memledger_session_builds_total", "outcome")
+    assert builds == {"built": 1, "unchanged": 2}
     assert built_rows(db, tenant) == after_build
     assert session_of(db, tenant, target) == session_after_build
     others = {sid: st for sid, st in statuses(db, tenant).items() if sid != target}
