@@ -4,7 +4,8 @@ The API's server processes, the build workers and the schedulers may run as many
 on many hosts. Each adds its counts to the hash ``memledger:metrics`` (``HINCRBY`` is
 atomic), and ``GET /metrics`` on any API process reads the hash whole: the figures are the
 deployment's, whichever process answers the scrape. A write that fails is logged and
-dropped, so counting never fails the work it counts; a scrape that cannot read the hash
+dropped, and for the next ``RETRY_AFTER_SECONDS`` counts are dropped without trying: counting
+never fails, or keeps waiting on, the work it counts. A scrape that cannot read the hash
 fails.
 """
 
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -25,6 +27,7 @@ from prometheus_client.registry import Collector
 log = structlog.get_logger(__name__)
 KEY = "memledger:metrics"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+RETRY_AFTER_SECONDS = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +58,15 @@ Count = tuple[Family, tuple[str, ...], int]
 
 
 class SharedMetrics:
-    """Adds to and reads the deployment's metrics in Redis (``client``)."""
+    """Adds to and reads the deployment's metrics in Redis (``client``); ``timer`` (seconds,
+    monotonic) paces the retries after a failed write."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, timer: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.registry = CollectorRegistry()
         self.registry.register(_Collector(client))
+        self._timer = timer
+        self._retry_at = -math.inf
 
     def add(self, counts: Iterable[Count]) -> None:
         """Add each amount to its counter, in one round trip (zeros are left out)."""
@@ -83,12 +89,13 @@ class SharedMetrics:
         self._send(pipe)
 
     def _send(self, pipe: redis.client.Pipeline) -> None:
-        if not len(pipe):
+        if not len(pipe) or self._timer() < self._retry_at:
             return
         try:
             pipe.execute()
         except redis.RedisError as exc:
-            log.warning("metrics_not_recorded", error=str(exc))
+            self._retry_at = self._timer() + RETRY_AFTER_SECONDS
+            log.warning("metrics_not_recorded", error=str(exc), retry_in=RETRY_AFTER_SECONDS)
 
 
 @contextmanager

@@ -7,7 +7,15 @@ import redis
 from prometheus_client import generate_latest
 from structlog.testing import capture_logs
 
-from ops.metrics import BUILDS, EVENTS, GATE_DROPS, JOB_RUNS, LATENCY, shared_metrics
+from ops.metrics import (
+    BUILDS,
+    EVENTS,
+    GATE_DROPS,
+    JOB_RUNS,
+    LATENCY,
+    SharedMetrics,
+    shared_metrics,
+)
 
 
 def test_counts_from_several_processes_add_up_in_one_scrape(redis_url: str) -> None:
@@ -68,11 +76,28 @@ def test_a_family_takes_its_own_labels_and_kind(redis_url: str) -> None:
             metrics.observe(EVENTS, ("accepted",), 0.1)
 
 
-def test_without_redis_counting_is_dropped_and_logged_but_a_scrape_fails(tmp_path: object) -> None:
-    with shared_metrics(f"unix://{tmp_path}/no-redis.sock") as metrics:
-        with capture_logs() as logs:
-            metrics.add([(EVENTS, ("accepted",), 5)])
-            metrics.observe(LATENCY, ("context",), 0.1)
-        assert [entry["event"] for entry in logs] == ["metrics_not_recorded"] * 2
-        with pytest.raises(redis.RedisError):
-            generate_latest(metrics.registry)
+def test_without_redis_counts_are_dropped_and_tried_again_later_and_a_scrape_fails(
+    redis_url: str, tmp_path: object
+) -> None:
+    now = [100.0]
+    missing = redis.Redis.from_url(f"unix://{tmp_path}/no-redis.sock")
+    metrics = SharedMetrics(missing, timer=lambda: now[0])
+    with capture_logs() as logs:
+        metrics.add([(EVENTS, ("accepted",), 5)])  # fails: logged, retried in 5 s
+        now[0] += 4.9
+        metrics.observe(LATENCY, ("context",), 0.1)  # dropped without trying
+    assert [(e["event"], e["retry_in"]) for e in logs] == [("metrics_not_recorded", 5.0)]
+    with pytest.raises(redis.RedisError):
+        generate_latest(metrics.registry)
+
+    # Redis back (here: another client), and the pause over: counted again.
+    metrics.client = redis.Redis.from_url(redis_url)
+    metrics.add([(EVENTS, ("accepted",), 1)])
+    now[0] += 0.2
+    metrics.add([(EVENTS, ("accepted",), 2)])
+    with shared_metrics(redis_url) as scrape:
+        counted = scrape.registry.get_sample_value(
+            "memledger_events_ingested_total", {"status": "accepted"}
+        )
+    metrics.client.close()
+    assert counted == 2
