@@ -16,7 +16,7 @@ from ledger.db import make_pool
 from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
-from ops.cli import Context, cli, pass_ctx, table
+from ops.cli import Context, cli, pass_ctx, table, tenant_option
 from ops.components import make_embedder_from, make_search_settings
 from ops.logs import configure_logging
 from ops.metrics import SharedMetrics
@@ -149,6 +149,7 @@ def keys() -> None:
 
 @keys.command("create")
 @click.option("--name", help="A label to tell keys apart.")
+@tenant_option
 @pass_ctx
 def keys_create(ctx: Context, name: str | None) -> None:
     """Create a key for the tenant (--tenant) and print it once."""
@@ -158,6 +159,7 @@ def keys_create(ctx: Context, name: str | None) -> None:
 
 
 @keys.command("list")
+@tenant_option
 @pass_ctx
 def keys_list(ctx: Context) -> None:
     """The tenant's keys (prefixes only)."""
@@ -168,6 +170,7 @@ def keys_list(ctx: Context) -> None:
 
 @keys.command("revoke")
 @click.argument("key_id", type=int)
+@tenant_option
 @pass_ctx
 def keys_revoke(ctx: Context, key_id: int) -> None:
     """Revoke a key of the tenant."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -20,6 +21,20 @@ class Context:
 
 
 pass_ctx = click.make_pass_decorator(Context)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def tenant_option(command: F) -> F:
+    """``--tenant`` after the command name too (``memledger keys create --tenant acme``);
+    it wins over the one before."""
+
+    def use(ctx: click.Context, _: click.Parameter, tenant: str | None) -> None:
+        obj = ctx.find_object(Context)  # made by the group before its command is parsed
+        if tenant is not None and obj is not None:
+            obj.settings = obj.settings.model_copy(update={"tenant": tenant})
+
+    option = click.option("--tenant", expose_value=False, callback=use, help="Tenant to act for.")
+    return option(command)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,0 +1,43 @@
+"""``memledger keys`` against a real database: the tenant can follow the command name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ledger.db import connect
+from ops import commands  # noqa: F401  (registers the subcommands)
+from ops.api.keys import resolve_key
+from ops.cli import cli
+
+
+def test_keys_take_the_tenant_after_the_command_name_too(
+    fresh_db_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    env = {
+        "MEMLEDGER_DATABASE_URL": fresh_db_url,
+        "MEMLEDGER_REDIS_URL": redis_url,
+        "MEMLEDGER_HOME": str(tmp_path),
+        "MEMLEDGER_TENANT": "default",
+    }
+    runner = CliRunner(env=env)
+
+    made = runner.invoke(cli, ["keys", "create", "--tenant", "acme", "--name", "backend"])
+    assert made.exit_code == 0, made.output
+    assert "for tenant 'acme'" in made.output
+    key = made.output.strip().splitlines()[-1]
+    with connect(fresh_db_url, autocommit=True) as conn:
+        owner = resolve_key(conn, key)
+    assert owner is not None and owner.tenant_id == "acme"
+
+    assert "backend" in runner.invoke(cli, ["keys", "list", "--tenant", "acme"]).output
+    assert "backend" not in runner.invoke(cli, ["keys", "list"]).output  # tenant 'default'
+    after_wins = runner.invoke(cli, ["--tenant", "acme", "keys", "list", "--tenant", "beta"])
+    assert after_wins.exit_code == 0 and "backend" not in after_wins.output
+
+    key_id = made.output.split()[1]
+    revoked = runner.invoke(cli, ["keys", "revoke", key_id, "--tenant", "acme"])
+    assert revoked.exit_code == 0, revoked.output
+    with connect(fresh_db_url, autocommit=True) as conn:
+        assert resolve_key(conn, key) is None
