@@ -27,13 +27,14 @@ from retrieval.recent import RecentWindow
 from retrieval.tokens import wordpiece_counter
 
 log = structlog.get_logger(__name__)
-ACCESS_FLUSH_SECONDS = 2.0
+FLUSH_SECONDS = 2.0  # access counts and metrics
 SETTINGS_ENV = "MEMLEDGER_SERVE_SETTINGS"  # serve's settings, for its server processes
 
 
 @contextmanager
 def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[ApiState]:
-    """The API's shared state on a runtime; flushes access counts in the background."""
+    """The API's shared state on a runtime; flushes access counts and metrics in the
+    background."""
     s = rt.settings
     window = RecentWindow.from_url(rt.urls.redis_url, s.recent_window)
 
@@ -57,7 +58,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             metrics=SharedMetrics(window.client),
         )
         stop = threading.Event()
-        flusher = threading.Thread(target=_flush_access, args=(state, stop), daemon=True)
+        flusher = threading.Thread(target=_flush_pending, args=(state, stop), daemon=True)
         flusher.start()
         try:
             yield state
@@ -66,15 +67,18 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             flusher.join()
 
 
-def _flush_access(state: ApiState, stop: threading.Event) -> None:
-    while not stop.wait(ACCESS_FLUSH_SECONDS) or state.access.pending:
+def _flush_pending(state: ApiState, stop: threading.Event) -> None:
+    """Every ``FLUSH_SECONDS``, and once more when stopped."""
+    while True:
+        stopping = stop.wait(FLUSH_SECONDS)
+        state.metrics.flush()
         try:
             with state.connection() as conn:
                 state.access.flush(conn)
                 conn.commit()
         except Exception as exc:  # counts stay pending for the next flush
             log.warning("access_flush_failed", error=str(exc))
-        if stop.is_set():
+        if stopping:
             return
 
 

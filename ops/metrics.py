@@ -3,18 +3,21 @@
 The API's server processes, the build workers and the schedulers may run as many processes
 on many hosts. Each adds its counts to the hash ``memledger:metrics`` (``HINCRBY`` is
 atomic), and ``GET /metrics`` on any API process reads the hash whole: the figures are the
-deployment's, whichever process answers the scrape. A write that fails is logged and
-dropped, and for the next ``RETRY_AFTER_SECONDS`` counts are dropped without trying: counting
-never fails, or keeps waiting on, the work it counts. A scrape that cannot read the hash
-fails.
+deployment's, whichever process answers the scrape.
+
+Counting costs no I/O: counts gather in the process and a background flush writes them
+every ``FLUSH_SECONDS`` in one round trip (and at exit); a scrape flushes its own process's
+first. A flush that fails keeps its counts for the next one and is logged once, when
+writing starts to fail. A scrape that cannot read the hash fails.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -27,7 +30,7 @@ from prometheus_client.registry import Collector
 log = structlog.get_logger(__name__)
 KEY = "memledger:metrics"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-RETRY_AFTER_SECONDS = 5.0
+FLUSH_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,53 +61,88 @@ Count = tuple[Family, tuple[str, ...], int]
 
 
 class SharedMetrics:
-    """Adds to and reads the deployment's metrics in Redis (``client``); ``timer`` (seconds,
-    monotonic) paces the retries after a failed write."""
+    """Counts for the deployment's metrics in Redis (``client``), written by :meth:`flush`."""
 
-    def __init__(self, client: redis.Redis, timer: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self.client = client
         self.registry = CollectorRegistry()
-        self.registry.register(_Collector(client))
-        self._timer = timer
-        self._retry_at = -math.inf
+        self.registry.register(_Collector(self))
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()  # hash field -> whole amount
+        self._seconds: defaultdict[str, float] = defaultdict(float)  # histogram sum field
+        self._failing = False
 
     def add(self, counts: Iterable[Count]) -> None:
-        """Add each amount to its counter, in one round trip (zeros are left out)."""
-        pipe = self.client.pipeline(transaction=False)
+        """Add each amount to its counter (zeros are left out)."""
+        fields = []
         for family, values, amount in counts:
             if family.buckets:
                 raise ValueError(f"{family.name} is a histogram: observe it")
-            if amount:
-                pipe.hincrby(KEY, _field(family, values), amount)
-        self._send(pipe)
+            fields.append((_field(family, values), amount))
+        with self._lock:
+            for field, amount in fields:
+                if amount:
+                    self._counts[field] += amount
 
     def observe(self, family: Family, values: tuple[str, ...], seconds: float) -> None:
-        """Count one observation of ``seconds`` in a histogram, in one round trip."""
+        """Count one observation of ``seconds`` in a histogram."""
         if not family.buckets:
             raise ValueError(f"{family.name} is a counter: add to it")
         bound = next((b for b in family.buckets if seconds <= b), math.inf)
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hincrby(KEY, _field(family, values, "bucket", bound), 1)
-        pipe.hincrbyfloat(KEY, _field(family, values, "sum"), seconds)
-        self._send(pipe)
+        bucket, total = _field(family, values, "bucket", bound), _field(family, values, "sum")
+        with self._lock:
+            self._counts[bucket] += 1
+            self._seconds[total] += seconds
 
-    def _send(self, pipe: redis.client.Pipeline) -> None:
-        if not len(pipe) or self._timer() < self._retry_at:
+    def flush(self) -> None:
+        """Write the counts gathered since the last flush, in one round trip; if that fails,
+        they wait for the next."""
+        with self._lock:
+            counts, seconds = self._counts, self._seconds
+            self._counts, self._seconds = Counter(), defaultdict(float)
+        if not counts and not seconds:
             return
+        pipe = self.client.pipeline(transaction=False)
+        for field, amount in counts.items():
+            pipe.hincrby(KEY, field, amount)
+        for field, total in seconds.items():
+            pipe.hincrbyfloat(KEY, field, total)
         try:
             pipe.execute()
         except redis.RedisError as exc:
-            self._retry_at = self._timer() + RETRY_AFTER_SECONDS
-            log.warning("metrics_not_recorded", error=str(exc), retry_in=RETRY_AFTER_SECONDS)
+            with self._lock:
+                self._counts.update(counts)
+                for field, total in seconds.items():
+                    self._seconds[field] += total
+            if not self._failing:
+                log.warning("metrics_not_written", error=str(exc))
+            self._failing = True
+            return
+        if self._failing:
+            log.info("metrics_written_again")
+        self._failing = False
 
 
 @contextmanager
 def shared_metrics(url: str) -> Iterator[SharedMetrics]:
-    """The metrics in the Redis at ``url``; the connections are closed at exit."""
+    """The metrics in the Redis at ``url``, flushed every ``FLUSH_SECONDS`` by a thread of
+    their own and once more at exit; the connections are closed then."""
     client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+    metrics = SharedMetrics(client)
+    stop = threading.Event()
+
+    def flush_until_stopped() -> None:
+        while not stop.wait(FLUSH_SECONDS):
+            metrics.flush()
+
+    flusher = threading.Thread(target=flush_until_stopped, name="metrics-flush", daemon=True)
+    flusher.start()
     try:
-        yield SharedMetrics(client)
+        yield metrics
     finally:
+        stop.set()
+        flusher.join()
+        metrics.flush()
         client.close()
 
 
@@ -115,13 +153,15 @@ def _field(family: Family, values: tuple[str, ...], part: str = "", bound: float
 
 
 class _Collector(Collector):
-    """Turns the hash into Prometheus families at scrape time."""
+    """Turns the hash into Prometheus families at scrape time, after flushing this
+    process's own counts."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        self.client = client
+    def __init__(self, metrics: SharedMetrics) -> None:
+        self.metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
-        raw: Mapping[bytes | str, bytes | str] = self.client.hgetall(KEY)
+        self.metrics.flush()
+        raw: Mapping[bytes | str, bytes | str] = self.metrics.client.hgetall(KEY)
         counters: dict[str, dict[tuple[str, ...], float]] = {}
         buckets: dict[str, dict[tuple[str, ...], dict[float, float]]] = {}
         sums: dict[str, dict[tuple[str, ...], float]] = {}

@@ -383,8 +383,14 @@ def test_duplicate_build_messages_are_no_ops(
         lambda: f"the late duplicate to be handled\n{worker.describe()}",
     )
     assert worker.builds(target) == ["built", "unchanged", "unchanged"]
-    builds = shared_counts(redis_url, "memledger_session_builds_total", "outcome")
-    assert builds == {"built": 1, "unchanged": 2}
+    wait_for(  # the worker writes its counts every few seconds
+        lambda: (
+            shared_counts(redis_url, "memledger_session_builds_total", "outcome")
+            == {"built": 1, "unchanged": 2}
+        ),
+        BUILD_S,
+        lambda: f"the builds to be counted\n{worker.describe()}",
+    )
     assert built_rows(db, tenant) == after_build
     assert session_of(db, tenant, target) == session_after_build
     others = {sid: st for sid, st in statuses(db, tenant).items() if sid != target}
