@@ -70,17 +70,19 @@ QUESTIONS = tuple(t.format(topic, w) for w in _WHEN for t in _TEMPLATES for topi
 
 @dataclass(frozen=True, slots=True)
 class CpuUse:
-    """The CPU seconds a timed phase took, over its ``wall`` seconds: the server's processes,
-    this load generator, and the whole machine (so also PostgreSQL and Redis, if local)."""
+    """The CPU seconds a timed phase of ``requests`` took, over its ``wall`` seconds: the
+    server's processes, this load generator, and the whole machine (so also PostgreSQL and
+    Redis, if local)."""
 
+    requests: int
     wall: float
     server: float
     client: float
     machine: float
 
-    def per_request(self, requests: int, unit: str) -> str:
+    def per_request(self, unit: str) -> str:
         def ms(seconds: float) -> str:
-            return f"{1000 * seconds / requests:.1f} ms"
+            return f"{1000 * seconds / self.requests:.1f} ms"
 
         rest = self.machine - self.server - self.client
         return (
@@ -98,8 +100,9 @@ class CpuClock:
         self._server = server
         self._start = self._now()
 
-    def read(self) -> CpuUse:
-        return CpuUse(*(b - a for a, b in zip(self._start, self._now(), strict=True)))
+    def read(self, requests: int) -> CpuUse:
+        """The CPU used since the start by a phase of ``requests``."""
+        return CpuUse(requests, *(b - a for a, b in zip(self._start, self._now(), strict=True)))
 
     def _now(self) -> tuple[float, float, float, float]:
         server = 0.0
@@ -115,9 +118,8 @@ class CpuClock:
 @dataclass(frozen=True, slots=True)
 class ApiFigures:
     events: int
-    ingest: CpuUse
-    contexts: int
-    context: CpuUse
+    ingest: CpuUse  # its requests: the batches
+    context: CpuUse  # its requests: the bundles
     context_p50_ms: float
     context_p95_ms: float
     clients: int
@@ -167,19 +169,21 @@ def bench_api(ctx: Context, events: int, contexts: int, clients: int, processes:
         stored = stored_bench_events(conn, "bench-api")
         if stored != WARMUP_BATCHES * BATCH + events:
             raise click.ClickException(f"the server stored {stored:,} of the events sent")
+    with_clients = _count(f.clients, "client", "clients")
+    servers = _count(processes, "server process", "server processes")
     click.echo(
         f"api: ingest {f.events:,} events in {f.ingest.wall:.1f} s = "
-        f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {_count(f.clients, 'client')}, "
-        f"{_count(processes, 'server process')}, after {WARMUP_BATCHES * BATCH:,} warm-up events)\n"
-        f"    {f.ingest.per_request(-(-f.events // BATCH), 'batch')}\n"
-        f"  context: {f.contexts} bundles, p50 {f.context_p50_ms:.1f} ms, "
-        f"p95 {f.context_p95_ms:.1f} ms ({_count(f.clients, 'client')}, query embedding included)\n"
-        f"    {f.context.per_request(f.contexts, 'bundle')}"
+        f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {with_clients}, {servers}, "
+        f"after {WARMUP_BATCHES * BATCH:,} warm-up events)\n"
+        f"    {f.ingest.per_request('batch')}\n"
+        f"  context: {f.context.requests} bundles, p50 {f.context_p50_ms:.1f} ms, "
+        f"p95 {f.context_p95_ms:.1f} ms ({with_clients}, query embedding included)\n"
+        f"    {f.context.per_request('bundle')}"
     )
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def run_api(
@@ -199,8 +203,7 @@ def run_api(
     load = Load(base, headers, clients)
     load.post_all("/v1/events", batches[:WARMUP_BATCHES])
     clock = CpuClock(server)
-    load.post_all("/v1/events", batches[WARMUP_BATCHES:])
-    ingest = clock.read()
+    ingest = clock.read(len(load.post_all("/v1/events", batches[WARMUP_BATCHES:])))
     questions = [
         _body({"query": q, "user_id": f"maya-{i % 20}"})
         for i, q in enumerate(QUESTIONS[: WARMUP_CONTEXTS + contexts])
@@ -208,11 +211,10 @@ def run_api(
     load.post_all("/v1/context", questions[:WARMUP_CONTEXTS])
     clock = CpuClock(server)
     latencies = sorted(load.post_all("/v1/context", questions[WARMUP_CONTEXTS:]))
-    context = clock.read()
+    context = clock.read(len(latencies))
     return ApiFigures(
         events,
         ingest,
-        len(latencies),
         context,
         1000 * latencies[len(latencies) // 2],
         1000 * latencies[int(len(latencies) * 0.95)],

@@ -67,7 +67,8 @@ def test_the_load_is_stored_whole_and_the_warm_up_is_not_timed(server: Server) -
         server=psutil.Process(),  # this test's server runs in a thread of this process
     )
 
-    assert (figures.events, figures.contexts, figures.clients) == (250, 8, 3)
+    assert (figures.events, figures.context.requests, figures.clients) == (250, 8, 3)
+    assert figures.ingest.requests == 3  # batches of 100: 100, 100, 50
     assert 0 < figures.context_p50_ms <= figures.context_p95_ms
     assert figures.ingest.wall > 0 and figures.context.wall > 0
     with connect(server.db_url, autocommit=True) as conn:
@@ -89,7 +90,7 @@ def test_the_cpu_clock_counts_the_server_and_not_the_load_generator() -> None:
         end = time.process_time() + 0.2  # the load generator's own CPU
         while time.process_time() < end:
             pass
-        use = clock.read()
+        use = clock.read(10)
         proc.stdin.write("stop\n")
         proc.stdin.flush()
 
@@ -97,6 +98,6 @@ def test_the_cpu_clock_counts_the_server_and_not_the_load_generator() -> None:
     assert 0.18 <= use.client <= 0.5
     assert use.machine >= 0.9 * (use.server + use.client)
     assert use.wall >= 0.45
-    line = use.per_request(10, "request")
+    line = use.per_request("request")
     assert line.startswith("CPU per request: server ")
     assert f"of {psutil.cpu_count()} cores busy" in line
