@@ -1,4 +1,5 @@
-"""A ``memledger`` command running as a child process, its stdout and stderr in files."""
+"""A ``memledger`` command running as a child process, its stdout and stderr in files; and
+what such processes counted in the deployment's metrics."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import redis
+
+from ops.metrics import SharedMetrics
 
 
 @dataclass
@@ -38,3 +43,17 @@ class CliProcess:
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.returncode
+
+
+def counted(redis_url: str, name: str) -> dict[tuple[str, ...], float]:
+    """The samples of ``name`` in the deployment's metrics (in Redis), by label values."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        return {
+            tuple(s.labels.values()): s.value
+            for family in SharedMetrics(client).registry.collect()
+            for s in family.samples
+            if s.name == name
+        }
+    finally:
+        client.close()

@@ -27,9 +27,8 @@ from ledger.db import Conn, connect
 from observations.builder import BuildConfig, build_session
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
-from ops.metrics import shared_metrics
 from tests.events import says
-from tests.system.processes import CliProcess
+from tests.system.processes import CliProcess, counted
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
 TENANT = "sched"
@@ -151,19 +150,9 @@ def test_two_schedulers_run_each_job_once_per_window_without_overlap(
     assert skipped > 0  # and met each other: a window taken or a job busy
     assert superseded is not None and superseded["n"] == 1  # the work was done once
     # Both counted their firings in the deployment's metrics: one run done per window.
-    counted = job_runs(redis_url)
-    assert {job: counted[job, "done"] for job in JOBS} == {j: len(r) for j, r in by_job.items()}
-    assert sum(counted.values()) == sum(len(f) for f in fired)
-
-
-def job_runs(redis_url: str) -> dict[tuple[str, str], float]:
-    with shared_metrics(redis_url) as metrics:
-        return {
-            (s.labels["job"], s.labels["status"]): s.value
-            for family in metrics.registry.collect()
-            for s in family.samples
-            if s.name == "memledger_job_runs_total"
-        }
+    counts = counted(redis_url, "memledger_job_runs_total")
+    assert {job: counts[job, "done"] for job in JOBS} == {j: len(r) for j, r in by_job.items()}
+    assert sum(counts.values()) == sum(len(f) for f in fired)
 
 
 def run_cli(env: dict[str, str], *args: str) -> str:
@@ -182,7 +171,7 @@ def test_consolidate_and_history_commands(
         seed(conn)
         out = run_cli(env, "consolidate", "--job", "supersede")
         assert "supersede (run 1): " in out and "superseded 1" in out
-        assert job_runs(redis_url) == {("supersede", "done"): 1}
+        assert counted(redis_url, "memledger_job_runs_total") == {("supersede", "done"): 1}
         [old] = conn.execute("SELECT id FROM memory_entries WHERE status = 'superseded'").fetchall()
     text = run_cli(env, "history", str(old["id"]))
     assert "ADD" in text and "SUPERSEDE" in text and "consolidation:supersede" in text

@@ -32,9 +32,8 @@ from observations.builder import sessions_to_build
 from observations.extract.heuristic import HeuristicExtractor
 from ops import actors
 from ops.broker import setup_broker
-from ops.metrics import shared_metrics
 from tests.events import sample_events
-from tests.system.processes import CliProcess
+from tests.system.processes import CliProcess, counted
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
 BUILD_VERSION = f"heuristic-{HeuristicExtractor.version}+hash-v1-384"
@@ -163,17 +162,6 @@ def session_of(conn: Conn, tenant: str, session_id: int) -> Row:
     )[0]
 
 
-def shared_counts(redis_url: str, name: str, label: str) -> dict[str, float]:
-    """The samples of ``name`` in the deployment's metrics, by the value of ``label``."""
-    with shared_metrics(redis_url) as metrics:
-        return {
-            s.labels[label]: s.value
-            for family in metrics.registry.collect()
-            for s in family.samples
-            if s.name == name
-        }
-
-
 def statuses(conn: Conn, tenant: str) -> dict[int, str]:
     return {s["id"]: s["status"] for s in list_sessions(conn, tenant)}
 
@@ -296,8 +284,10 @@ def test_worker_builds_enqueued_sessions_and_stops_cleanly(
     for s in select(db, "SELECT build_stats FROM memory_sessions WHERE tenant_id = %s", tenant):
         dropped.update(s["build_stats"]["dropped"])
     assert +dropped  # the sample gives the gates work
-    assert shared_counts(redis_url, "memledger_session_builds_total", "outcome") == {"built": 5}
-    assert shared_counts(redis_url, "memledger_gate_drops_total", "gate") == +dropped
+    assert counted(redis_url, "memledger_session_builds_total") == {("built",): 5}
+    assert counted(redis_url, "memledger_gate_drops_total") == {
+        (gate,): n for gate, n in (+dropped).items()
+    }
 
 
 def test_worker_killed_mid_build_leaves_no_half_built_session(
@@ -385,8 +375,8 @@ def test_duplicate_build_messages_are_no_ops(
     assert worker.builds(target) == ["built", "unchanged", "unchanged"]
     wait_for(  # the worker writes its counts every few seconds
         lambda: (
-            shared_counts(redis_url, "memledger_session_builds_total", "outcome")
-            == {"built": 1, "unchanged": 2}
+            counted(redis_url, "memledger_session_builds_total")
+            == {("built",): 1, ("unchanged",): 2}
         ),
         BUILD_S,
         lambda: f"the builds to be counted\n{worker.describe()}",
