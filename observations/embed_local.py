@@ -222,6 +222,13 @@ class LocalEmbedder:
         """Resolve, verify and load the model now (entrypoints call it to fail fast)."""
         self._loaded()
 
+    def check(self) -> None:
+        """Resolve and verify the model and tokenizer files without loading them: what a
+        process that starts others does for the model each of them will load."""
+        files = self._files or default_model_files()
+        _read_verified(files.model, files.model_sha256)
+        _read_verified(files.tokenizer, files.tokenizer_sha256)
+
     def _loaded(self) -> _Runtime:
         with self._lock:
             if self._runtime is None:

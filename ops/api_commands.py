@@ -13,6 +13,7 @@ import structlog
 from fastapi import FastAPI
 
 from ledger.db import make_pool
+from observations.embed import LocalEmbedder
 from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
@@ -44,11 +45,16 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
         except Exception:
             return False
 
+    embedder = make_embedder_from(s)
+    if isinstance(embedder, LocalEmbedder):
+        # Before the process accepts a request: a missing or damaged model file stops
+        # the server here, and the first requests do not wait for the model to load.
+        embedder.load()
     with make_pool(rt.urls.database_url, max_size=s.pool_max_size) as pool:
         state = ApiState(
             settings=s,
             pool=pool,
-            embedder=make_embedder_from(s),
+            embedder=embedder,
             counter=wordpiece_counter(),
             search=make_search_settings(s),
             window=window,
@@ -122,7 +128,11 @@ def serve(
                     uvicorn.run(create_app(state), host=host, port=port, log_level="warning")
                 return
             # Each server process builds its own state from these settings, on the
-            # services this process reached (or started).
+            # services this process reached (or started), and loads the model: a model
+            # file that cannot load would stop each of them at start, so check it here.
+            embedder = make_embedder_from(s)
+            if isinstance(embedder, LocalEmbedder):
+                embedder.check()
             urls = {"database_url": rt.urls.database_url, "redis_url": rt.urls.redis_url}
             os.environ[SETTINGS_ENV] = s.model_copy(update=urls).model_dump_json()
             uvicorn.run(

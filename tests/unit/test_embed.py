@@ -126,20 +126,33 @@ def test_local_embedder_loads_from_an_intact_copy_of_the_files(tmp_path: Path) -
     np.testing.assert_allclose(copied, LocalEmbedder().embed([HIKING]), atol=1e-6)
 
 
-def test_local_embedder_rejects_a_model_file_with_a_flipped_byte(tmp_path: Path) -> None:
+# What finds a damaged file: the first embedding, an explicit load, and check (which
+# verifies without loading).
+FIRST_USES: dict[str, Callable[[LocalEmbedder], object]] = {
+    "embed": lambda e: e.embed([HIKING]),
+    "load": LocalEmbedder.load,
+    "check": LocalEmbedder.check,
+}
+
+
+@pytest.mark.parametrize("use", FIRST_USES)
+def test_local_embedder_rejects_a_model_file_with_a_flipped_byte(tmp_path: Path, use: str) -> None:
     files = _copy_files(tmp_path)
     _flip_byte(files.model)
     with pytest.raises(EmbedderError, match="wrong sha256") as caught:
-        LocalEmbedder(files=files).embed([HIKING])
+        FIRST_USES[use](LocalEmbedder(files=files))
     assert str(files.model) in str(caught.value)
     assert files.model_sha256 in str(caught.value)
 
 
-def test_local_embedder_rejects_a_tokenizer_file_with_a_flipped_byte(tmp_path: Path) -> None:
+@pytest.mark.parametrize("use", FIRST_USES)
+def test_local_embedder_rejects_a_tokenizer_file_with_a_flipped_byte(
+    tmp_path: Path, use: str
+) -> None:
     files = _copy_files(tmp_path)
     _flip_byte(files.tokenizer)
     with pytest.raises(EmbedderError, match="wrong sha256") as caught:
-        LocalEmbedder(files=files).load()
+        FIRST_USES[use](LocalEmbedder(files=files))
     assert str(files.tokenizer) in str(caught.value)
     assert files.tokenizer_sha256 in str(caught.value)
 
