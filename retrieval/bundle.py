@@ -20,10 +20,11 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cache
-from types import MappingProxyType, NoneType
+from types import MappingProxyType
 from typing import Any, Generic, TypeVar
+
+import orjson
 
 from retrieval.items import (
     Item,
@@ -90,38 +91,33 @@ def render_text(bundle: ContextBundle) -> str:
 
 def to_json(bundle: ContextBundle) -> dict[str, Any]:
     """The bundle as JSON-ready data (datetimes as ISO 8601, floats to 6 decimals)."""
-    plain: dict[str, Any] = _plain(bundle)
+    plain: dict[str, Any] = orjson.loads(dumps(bundle))
     return plain
 
 
-_AS_IS = frozenset({str, int, bool, NoneType})  # JSON-ready as they are
+def dumps(value: Any) -> bytes:
+    """``value`` as JSON: a bundle (or any value holding one) in the form of `to_json`.
+
+    orjson writes the containers, strings and datetimes; each dataclass passes through
+    `_fields`, which rounds the floats among its fields and in its flat mappings (an
+    item's explain) to 6 decimals.
+    """
+    return orjson.dumps(value, default=_fields, option=orjson.OPT_PASSTHROUGH_DATACLASS)
 
 
-def _plain(value: Any) -> Any:
-    """``value`` with dataclasses as dicts of their fields, mappings as dicts with string
-    keys, sequences as lists, datetimes in ISO 8601 and floats rounded to 6 decimals: what
-    ``dataclasses.asdict`` and a walk over its result give, without the deep copy."""
+def _fields(value: object) -> dict[str, Any]:
     kind: type = type(value)
-    if kind in _AS_IS:
-        return value
-    if kind is float:
-        return round(value, 6)
     names = _field_names(kind)
-    if names is not None:
-        return {name: _plain(getattr(value, name)) for name in names}
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return _scalar(value)
+    if names is None:
+        raise TypeError(f"{kind.__name__} is not JSON serializable")
+    return {name: _rounded(getattr(value, name)) for name in names}
 
 
-def _scalar(value: Any) -> Any:
-    """A datetime in ISO 8601, a float (subclass) rounded; anything else as it is."""
-    if isinstance(value, datetime):
-        return value.isoformat()
+def _rounded(value: Any) -> Any:
     if isinstance(value, float):
         return round(value, 6)
+    if isinstance(value, Mapping):
+        return {str(k): round(v, 6) if isinstance(v, float) else v for k, v in value.items()}
     return value
 
 

@@ -52,7 +52,7 @@ from ops.api.state import ApiState
 from ops.ingest import accepted_events
 from ops.metrics import EVENTS, JOB_RUNS, LATENCY
 from ops.scheduler import consolidation_config
-from retrieval.bundle import render_text, to_json
+from retrieval.bundle import dumps, render_text
 from retrieval.context import ContextRequest, build_context, bundle_provenance
 from retrieval.recent import recent_messages
 from retrieval.search import Filters, Scope, search
@@ -200,7 +200,8 @@ def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) 
     ids = [p.entry_ids[0] for p in bundle_provenance(bundle)]
     state.access.record(owner.tenant_id, ids, now)
     state.metrics.observe(LATENCY, ("context",), time.perf_counter() - started)
-    return _json(ContextOut(text=render_text(bundle), bundle=to_json(bundle)))
+    out = dumps({"text": render_text(bundle), "bundle": bundle})  # ContextOut's form
+    return Response(out, media_type="application/json")
 
 
 def _json(body: BaseModel) -> Response:
