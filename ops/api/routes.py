@@ -113,7 +113,9 @@ def _ingest(
         tasks.add_task(_after_append, state, owner.tenant_id, valid, result)
     ordered = [results[i] for i in range(len(events))]
     counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
-    state.metrics.add((EVENTS, (status,), n) for status, n in counts.items())
+    # counted after the response, so after the commit: a request that fails later (a
+    # Mem0 add with a bad message) rolls back and counts nothing
+    tasks.add_task(state.metrics.add, [(EVENTS, (status,), n) for status, n in counts.items()])
     return EventsOut(
         results=ordered,
         accepted=counts["accepted"],

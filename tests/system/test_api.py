@@ -259,9 +259,15 @@ def test_metrics_count_what_the_requests_did(server: Server) -> None:
         client.post("/v1/search", json={"query": "allergies?", "user_id": "maya"})
         client.post("/v1/maintenance/merge")
         client.post("/v1/maintenance/merge")
+        tea = {"role": "user", "content": "I like green tea."}
+        added = {"messages": [tea, tea], "user_id": "maya"}
+        assert client.post("/v3/memories/add/", json=added).status_code == 200
+        # rolled back whole: its good message is not counted either
+        failed = {"messages": [tea, {"role": "user", "content": ""}], "user_id": "maya"}
+        assert client.post("/v3/memories/add/", json=failed).status_code == 422
     after = scrape()
 
-    assert grew("memledger_events_ingested_total", status="accepted") == 3
+    assert grew("memledger_events_ingested_total", status="accepted") == 3 + 2
     assert grew("memledger_events_ingested_total", status="rejected") == 1
     assert grew("memledger_events_ingested_total", status="duplicate") == 3
     assert grew("memledger_retrieval_seconds_count", route="context") == 1
