@@ -18,7 +18,7 @@ from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
 from ops.cli import Context, cli, pass_ctx, table, tenant_option
-from ops.components import make_embedder_from, make_search_settings
+from ops.components import load_model, make_embedder_from, make_search_settings
 from ops.logs import configure_logging
 from ops.metrics import SharedMetrics
 from ops.pipeline import build_actor, in_process_workers
@@ -46,10 +46,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             return False
 
     embedder = make_embedder_from(s)
-    if isinstance(embedder, LocalEmbedder):
-        # Before the process accepts a request: a missing or damaged model file stops
-        # the server here, and the first requests do not wait for the model to load.
-        embedder.load()
+    load_model(embedder)  # before the process accepts a request
     with make_pool(rt.urls.database_url, max_size=s.pool_max_size) as pool:
         state = ApiState(
             settings=s,

