@@ -100,8 +100,26 @@ SELECT * FROM skill_proposal
 -- name: delete_skill_rows
 DELETE FROM skill_proposal WHERE tenant_id = %(tenant_id)s AND id = ANY (%(ids)s);
 
--- name: upsert_skill_rows
--- %(rows)s: a JSON array of rows; review columns are never touched here.
+-- name: update_skill_rows
+-- %(rows)s: a JSON array of rows of skills the agent has; an unchanged row is left as it
+-- is (updated_at too). Review columns are never touched here.
+UPDATE skill_proposal AS s
+   SET goal = r.goal, steps = r.steps, failures = r.failures, applies_to = r.applies_to,
+       evidence_count = r.evidence_count, source_entry_ids = r.ids, updated_at = %(now)s
+  FROM (SELECT r.*, ARRAY(SELECT jsonb_array_elements_text(r.source_entry_ids)::bigint) AS ids
+          FROM jsonb_to_recordset(%(rows)s) AS r(skill_key text, goal text, steps jsonb,
+               failures jsonb, applies_to jsonb, evidence_count integer,
+               source_entry_ids jsonb)) AS r
+ WHERE s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s AND s.skill_key = r.skill_key
+   AND (s.goal, s.steps, s.failures, s.applies_to, s.evidence_count, s.source_entry_ids)
+       IS DISTINCT FROM (r.goal, r.steps, r.failures, r.applies_to, r.evidence_count, r.ids)
+RETURNING s.id;
+
+-- name: insert_skill_rows
+-- %(rows)s: a JSON array of rows of skills new to the agent. Every row an INSERT is given
+-- takes an id, even one that then conflicts: only new skills come here, so ids are not
+-- used up by recomputing. The conflict clause is for a projection of the same agent
+-- committed meanwhile.
 INSERT INTO skill_proposal AS s
        (tenant_id, agent_id, skill_key, goal, steps, failures, applies_to, evidence_count,
         source_entry_ids, created_at, updated_at)

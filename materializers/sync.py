@@ -36,15 +36,16 @@ def _write(
     conn: Conn,
     base: Mapping[str, Any],
     delete: tuple[str, str, list[Any]],
-    upsert: str,
+    write: str,
     rows: list[Any],
 ) -> int:
-    """Delete the listed rows and upsert the others; returns how many rows changed."""
+    """Delete the listed rows and write the others with the query named ``write``;
+    returns how many rows changed."""
     query, name, gone = delete
     deleted = conn.execute(Q[query], {**base, name: gone}).rowcount if gone else 0
     if not rows:
         return deleted
-    return deleted + len(conn.execute(Q[upsert], {**base, "rows": Jsonb(rows)}).fetchall())
+    return deleted + len(conn.execute(Q[write], {**base, "rows": Jsonb(rows)}).fetchall())
 
 
 def profile_dst(user_id: str, key: str) -> str:
@@ -86,8 +87,14 @@ def refresh_skills(conn: Conn, tenant_id: str, agent_id: str, *, now: datetime) 
     folded = skill_rows(_entries(conn, base, "agent", agent_id, [AGENT_EXPERIENCE]))
     stored = conn.execute(Q["agent_skills"], base).fetchall()
     wanted, gone = plan_skills(stored, folded)
-    json_rows = [_skill_json(r) for r in wanted]
-    changed = _write(conn, base, ("delete_skill_rows", "ids", gone), "upsert_skill_rows", json_rows)
+    have = {r["skill_key"] for r in stored}
+    known = [_skill_json(r) for r in wanted if r.skill_key in have]
+    changed = _write(conn, base, ("delete_skill_rows", "ids", gone), "update_skill_rows", known)
+    new = [_skill_json(r) for r in wanted if r.skill_key not in have]
+    if new:
+        changed += len(
+            conn.execute(Q["insert_skill_rows"], {**base, "rows": Jsonb(new)}).fetchall()
+        )
     ids = {r["skill_key"]: str(r["id"]) for r in conn.execute(Q["skill_ids"], base).fetchall()}
     links = [(e, ids[r.skill_key]) for r in wanted for e in r.source_entry_ids]
     row_ids = sorted({*ids.values(), *(str(i) for i in gone)})

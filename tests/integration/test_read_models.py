@@ -458,6 +458,23 @@ def test_a_rejected_skill_stays_rejected_and_new_evidence_is_recorded(conn: Conn
     assert (back.status, back.evidence_count, back.source_entry_ids) == ("rejected", 1, (third,))
 
 
+def test_only_a_new_skill_takes_an_id(conn: Conn) -> None:
+    """Recomputing an agent's skills, changed or not, uses up no ids: the agent's skills
+    are numbered in the order they first appeared, whenever the projections ran."""
+    tenant = new_tenant()
+    entries = Entries(conn, tenant)
+    entries.experience("atlas", "book-train", entries.session(), hours=0)
+    project(conn, tenant, now=NOW)
+    entries.experience("atlas", "book-train", entries.session(), hours=1)  # changes it
+    project(conn, tenant, now=NOW + timedelta(hours=1))
+    entries.experience("atlas", "find-flight", entries.session(), hours=2)
+    project(conn, tenant, now=NOW + timedelta(hours=2))  # book-train recomputed, unchanged
+    ids = {s.skill_key: s.id for s in list_skills(conn, tenant, agent_id="atlas")}
+    assert ids["find-flight"] == ids["book-train"] + 1
+    [train] = [s for s in list_skills(conn, tenant) if s.skill_key == "book-train"]
+    assert train.evidence_count == 2 and train.goal == "book-train at 1"
+
+
 def test_published_skills_are_listed_by_status_and_a_rebuild_keeps_the_review(
     conn: Conn,
 ) -> None:
