@@ -77,7 +77,7 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def _cell(value: Any) -> str:

@@ -157,7 +157,8 @@ def run(ctx: Context, file: Path | None) -> None:
         closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
         click.echo(f"idle sessions closed: {len(closed)}\n")
         _print_sessions(rt, None, show_events=False)
-        with in_process_workers(rt) as actor:
+        # one build at a time, in session order: entry ids are the same on every fresh run
+        with in_process_workers(rt, threads=1) as actor:
             queued = enqueue_pending(rt, actor)
             waiting = wait_for_builds(rt, timeout=600)
         click.echo(f"\nbuilds queued: {queued}, still waiting: {waiting}\n")

@@ -20,19 +20,23 @@ from ops.scheduler import make_scheduler
 
 
 @contextmanager
-def in_process_workers(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]]:
-    """Worker threads beside the caller; yields the build actor to enqueue with."""
+def in_process_workers(
+    rt: Runtime, *, threads: int | None = None
+) -> Iterator[dramatiq.Actor[[str, int], None]]:
+    """Worker threads beside the caller (default: the setting); yields the build actor to
+    enqueue with. One thread builds in the order of the queue."""
     s = rt.settings
+    threads = threads or s.worker_threads
     broker = setup_broker(rt.urls.redis_url)
     with (
-        make_pool(rt.urls.database_url, max_size=s.worker_threads + 1) as pool,
+        make_pool(rt.urls.database_url, max_size=threads + 1) as pool,
         shared_metrics(rt.urls.redis_url) as metrics,
     ):
         config = make_build_config(s)
         load_model(config.embedder)  # before the first build is taken
         state = actors.WorkerState(s, pool, config, metrics)
         actor = actors.register(broker, state)
-        worker = start_worker(broker, s.worker_threads)
+        worker = start_worker(broker, threads)
         try:
             yield actor
         finally:
