@@ -117,9 +117,9 @@ RETURNING s.id;
 
 -- name: insert_skill_rows
 -- %(rows)s: a JSON array of rows of skills new to the agent. Every row an INSERT is given
--- takes an id, even one that then conflicts: only new skills come here, so ids are not
--- used up by recomputing. The conflict clause is for a projection of the same agent
--- committed meanwhile.
+-- takes an id, even one that then conflicts: only new skills come here, so recomputing
+-- uses up no ids. Runs for a tenant are serialized; the conflict clause only keeps a row
+-- written by anything else meanwhile from failing the run.
 INSERT INTO skill_proposal AS s
        (tenant_id, agent_id, skill_key, goal, steps, failures, applies_to, evidence_count,
         source_entry_ids, created_at, updated_at)
