@@ -10,6 +10,7 @@ built. Memory ids are entry ids (as strings); history comes from the entry histo
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from typing import Annotated, Any
 
@@ -33,6 +34,7 @@ from ops.api.routes import ERRORS, ChatMessage, remember
 from retrieval.search import InvalidQuery, Scope, search
 
 router = APIRouter(tags=["mem0"], responses=ERRORS)
+_ENTRY_ID = re.compile(r"[0-9]{1,18}")  # a memory id: an entry id, in ASCII digits
 
 
 class Mem0Body(BaseModel):
@@ -305,7 +307,9 @@ def entities(owner: Owner, conn: TenantConn) -> Entities:
 
 
 def _entry_id(tenant_id: str, memory_id: str) -> int:
-    if not memory_id.isdigit() or len(memory_id) > 18:
+    # ASCII digits only: str.isdigit() also passes "²", which int() refuses, and int()
+    # would read other scripts' digits ("٣") as an id
+    if _ENTRY_ID.fullmatch(memory_id) is None:
         raise EntryNotFound(tenant_id=tenant_id, memory_id=memory_id)
     return int(memory_id)
 

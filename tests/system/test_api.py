@@ -83,6 +83,9 @@ def test_bad_input_is_a_4xx_naming_the_field(server: Server) -> None:
     assert r.status_code == 422 and "limit" in r.json()["message"]
     r = httpx.post(f"{server.url}/v1/events", content=b"{not json", headers=headers)
     assert r.status_code == 422
+    for memory_id in ("²", "٣", "1" * 19, "-1"):  # not an id: not found, never a 500
+        r = httpx.get(f"{server.url}/v1/memories/{memory_id}/", headers=headers)
+        assert r.status_code == 404, memory_id
     big = b'{"events": [' + b" " * (9 * 1024 * 1024) + b"]}"
     r = httpx.post(f"{server.url}/v1/events", content=big, headers=headers)
     assert r.status_code == 413
