@@ -13,7 +13,6 @@ import structlog
 from fastapi import FastAPI
 
 from ledger.db import make_pool
-from observations.embed import LocalEmbedder
 from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
@@ -127,9 +126,7 @@ def serve(
             # Each server process builds its own state from these settings, on the
             # services this process reached (or started), and loads the model: a model
             # file that cannot load would stop each of them at start, so check it here.
-            embedder = make_embedder_from(s)
-            if isinstance(embedder, LocalEmbedder):
-                embedder.check()
+            load_model(make_embedder_from(s), check_only=True)
             urls = {"database_url": rt.urls.database_url, "redis_url": rt.urls.redis_url}
             os.environ[SETTINGS_ENV] = s.model_copy(update=urls).model_dump_json()
             uvicorn.run(

@@ -45,11 +45,16 @@ def make_extractor_from(settings: Settings) -> Extractor:
     )
 
 
-def load_model(embedder: Embedder) -> None:
+def load_model(embedder: Embedder, *, check_only: bool = False) -> None:
     """Load ``embedder``'s model now if it has one (the local model): a process that
     serves or builds calls it at start, so that a missing or damaged model file stops it
-    there, and its first requests or builds do not wait for the model."""
-    if isinstance(embedder, LocalEmbedder):
+    there, and its first requests or builds do not wait for the model. ``check_only``
+    verifies the files without loading them, for a process that starts others."""
+    if not isinstance(embedder, LocalEmbedder):
+        return
+    if check_only:
+        embedder.check()
+    else:
         embedder.load()
 
 
