@@ -91,11 +91,12 @@ def _ingest(
 ) -> EventsOut:
     """Validate each event, append the valid ones, and queue what follows the commit."""
     now = state.clock()
+    limits = state.settings.limits
     results: dict[int, EventResult] = {}
     valid, positions = [], []
     for index, raw in enumerate(events):
         try:
-            valid += parse_events([raw], now=now, limits=state.settings.limits)
+            valid += parse_events([raw], now=now, limits=limits)
             positions.append(index)
         except InvalidEvent as exc:
             results[index] = EventResult(
@@ -103,7 +104,8 @@ def _ingest(
             )
     closed: list[int] = []
     if valid:
-        result = append(conn, owner.tenant_id, valid, now=now, gap=state.settings.session_gap)
+        gap = state.settings.session_gap
+        result = append(conn, owner.tenant_id, valid, now=now, gap=gap, limits=limits)
         for outcome in result.outcomes:
             index = positions[outcome.index]
             results[index] = EventResult(

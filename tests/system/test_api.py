@@ -91,6 +91,20 @@ def test_bad_input_is_a_4xx_naming_the_field(server: Server) -> None:
     assert r.status_code == 413
 
 
+def test_ingest_applies_the_limits_the_server_is_configured_with(server: Server) -> None:
+    """Raised limits hold through the whole append, not only the per-event check."""
+    settings = server.state.settings.model_copy(update={"max_content_bytes": 256 * 1024})
+    app = create_app(dataclasses.replace(server.state, settings=settings))
+    long = {**SAMPLE[0], "external_id": "long-1", "content": "word " * 20_000}  # 100 kB
+    headers = {"Authorization": f"Bearer {server.key('tenant-l')}"}
+    with TestClient(app) as client:
+        r = client.post("/v1/events", json={"events": [long]}, headers=headers)
+        assert r.status_code == 200 and r.json()["accepted"] == 1
+        longer = {**long, "external_id": "long-2", "content": "word " * 60_000}  # 300 kB
+        r = client.post("/v1/events", json={"events": [longer]}, headers=headers)
+        assert r.json()["rejected"] == 1 and "262144 limit" in r.json()["results"][0]["reason"]
+
+
 def test_search_context_profile_skills_entry_and_history(tenant_a: dict[str, Any]) -> None:
     client = tenant_a["client"]
     assert any("peanut" in s for s in tenant_a["statements"])
