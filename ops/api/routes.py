@@ -102,7 +102,7 @@ def _ingest(
             results[index] = EventResult(
                 index=index, status="rejected", field=exc.field, reason=exc.reason
             )
-    closed: list[int] = []
+    result = None
     if valid:
         gap = state.settings.session_gap
         result = append(conn, owner.tenant_id, valid, now=now, gap=gap, limits=limits)
@@ -111,27 +111,32 @@ def _ingest(
             results[index] = EventResult(
                 index=index, status=outcome.status, session_id=outcome.session_id
             )
-        closed = list(result.closed)
-        tasks.add_task(_after_append, state, owner.tenant_id, valid, result)
     ordered = [results[i] for i in range(len(events))]
     counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
-    # counted after the response, so after the commit: a request that fails later (a
-    # Mem0 add with a bad message) rolls back and counts nothing
-    tasks.add_task(state.metrics.add, [(EVENTS, (status,), n) for status, n in counts.items()])
+    tasks.add_task(_after_commit, state, owner.tenant_id, valid, result, counts)
     return EventsOut(
         results=ordered,
         accepted=counts["accepted"],
         duplicates=counts["duplicate"],
         rejected=counts["rejected"],
-        sessions_closed=closed,
+        sessions_closed=list(result.closed) if result else [],
     )
 
 
-def _after_append(
-    state: ApiState, tenant_id: str, events: list[EventIn], result: AppendResult
+def _after_commit(
+    state: ApiState,
+    tenant_id: str,
+    events: list[EventIn],
+    result: AppendResult | None,
+    counts: dict[str, int],
 ) -> None:
-    """Once the append has committed (and let go of the ledger lock): the recent window,
-    and a build for each session it closed."""
+    """After the response, so once the request's transaction has committed (and let go of
+    the ledger lock): the events counted, the recent window, and a build for each session
+    the append closed. A request that fails later (a Mem0 add with a bad message) rolls
+    back and gets none of this."""
+    state.metrics.add((EVENTS, (status,), n) for status, n in counts.items())
+    if result is None:
+        return
     if state.window is not None:
         state.window.record(tenant_id, accepted_events(events, result))
     for session_id in result.closed:
