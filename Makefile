@@ -7,7 +7,7 @@ SHARED ?= ../shared
 # llama.cpp's OpenAI-compatible server, for the LLM extractor's integration tests
 LLAMA_WHEEL := $(SHARED)/wheels/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl
 
-.PHONY: run test lint bench clean
+.PHONY: run serve test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/memledger run
+
+# the HTTP API over what `make run` stored, with a new key for the default tenant
+serve: $(STAMP)
+	$(BIN)/memledger keys create --name make-serve
+	$(BIN)/memledger serve
 
 test: $(STAMP)
 	$(BIN)/pytest -q
