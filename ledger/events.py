@@ -40,6 +40,20 @@ def _clean_text(value: str) -> str:
     return value
 
 
+def _check_strings(value: Any) -> None:
+    """Every string in a JSON value, keys too, as :func:`_clean_text` wants it (PostgreSQL's
+    json types refuse NUL at any depth)."""
+    if isinstance(value, str):
+        _clean_text(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_strings(key)
+            _check_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_strings(item)
+
+
 class EventIn(BaseModel):
     """One conversation event as a chat backend sends it."""
 
@@ -62,6 +76,12 @@ class EventIn(BaseModel):
         if not value.strip():
             raise ValueError("is blank")
         return _clean_text(value)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_text(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _check_strings(value)
+        return value
 
     @field_validator("occurred_at", mode="before")
     @classmethod

@@ -470,6 +470,10 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
         "metadata",
     ),
     ("metadata_nan", _set("metadata", {"score": math.nan}), "metadata"),
+    # PostgreSQL's json types refuse NUL, in keys and values, at any depth
+    ("nul_in_metadata_value", _set("metadata", {"k": ["ok", {"v": "a\x00b"}]}), "metadata"),
+    ("nul_in_metadata_key", _set("metadata", {"a\x00": 1}), "metadata"),
+    ("unpaired_surrogate_in_metadata", _set("metadata", {"k": "bad \ud800"}), "metadata"),
     ("non_dict_event", lambda e: ["not", "an", "object"], "(event)"),
     ("string_event", lambda e: "just text", "(event)"),
 ]

@@ -91,6 +91,18 @@ def test_bad_input_is_a_4xx_naming_the_field(server: Server) -> None:
     assert r.status_code == 413
 
 
+def test_an_event_postgresql_could_not_store_is_rejected_alone(server: Server) -> None:
+    """A NUL in metadata (which PostgreSQL's json types refuse) rejects that event, naming
+    the field; the rest of the batch is written."""
+    good = {**SAMPLE[0], "external_id": "nul-ok"}
+    bad = {**SAMPLE[1], "external_id": "nul-bad", "metadata": {"note": "a\x00b"}}
+    with client_for(server, "tenant-z") as client:
+        out = client.post("/v1/events", json={"events": [good, bad]}).json()
+    assert (out["accepted"], out["rejected"]) == (1, 1)
+    assert out["results"][1]["field"] == "metadata"
+    assert "NUL" in out["results"][1]["reason"]
+
+
 def test_ingest_applies_the_limits_the_server_is_configured_with(server: Server) -> None:
     """Raised limits hold through the whole append, not only the per-event check."""
     settings = server.state.settings.model_copy(update={"max_content_bytes": 256 * 1024})
