@@ -41,8 +41,9 @@ end
 
 
 class RecentWindow:
-    """Sorted sets ``memledger:window:<tenant>:<channel>`` scored by event time, capped at
-    the newest ``size`` messages: concurrent deliveries may record in any order."""
+    """Sorted sets ``memledger:window:<tenant length>:<tenant>:<channel>`` scored by event
+    time, capped at the newest ``size`` messages: concurrent deliveries may record in any
+    order."""
 
     def __init__(self, client: redis.Redis, size: int = DEFAULT_SIZE) -> None:
         self.client = client
@@ -99,7 +100,9 @@ def recent_messages(
 
 
 def _key(tenant_id: str, channel_id: str) -> str:
-    return f"{_PREFIX}:{tenant_id}:{channel_id}"
+    # the tenant id's length first: ids may hold ":", and tenant "a:b" on channel "c" must
+    # not share a window with tenant "a" on channel "b:c"
+    return f"{_PREFIX}:{len(tenant_id)}:{tenant_id}:{channel_id}"
 
 
 def _message(e: dict[str, Any]) -> dict[str, Any]:

@@ -298,6 +298,27 @@ def test_the_window_keeps_the_newest_messages_whatever_order_they_are_recorded_i
     assert cached is not None and len(cached) == 3
 
 
+def test_windows_of_tenants_whose_ids_run_into_their_channels_stay_apart(
+    conn: Conn, redis_url: str
+) -> None:
+    """Tenant "<t>:x" on channel "dm-maya" and tenant "<t>" on channel "x:dm-maya" name
+    different windows, though their ids joined by ":" read the same."""
+    base = f"t-{uuid.uuid4().hex[:8]}"
+    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
+    window = RecentWindow.from_url(redis_url, size=10)
+    mine = [{**e, "channel_id": "x:dm-maya"} for e in events[:2]]
+    theirs = events[2:]
+    with window.client:
+        assert window.record(base, _stored(mine, append(conn, base, mine, now=NOW)))
+        stored = _stored(theirs, append(conn, f"{base}:x", theirs, now=NOW))
+        assert window.record(f"{base}:x", stored)
+        own = window.cached(base, "x:dm-maya")
+        other = window.cached(f"{base}:x", "dm-maya")
+    assert own is not None and other is not None
+    assert sorted(m["external_id"] for m in own) == sorted(e["external_id"] for e in mine)
+    assert sorted(m["external_id"] for m in other) == sorted(e["external_id"] for e in theirs)
+
+
 def test_access_counts_are_written_in_one_batch(conn: Conn) -> None:
     tenant = f"t-{uuid.uuid4().hex[:8]}"
     build_sample(conn, tenant)
