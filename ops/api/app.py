@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import Annotated, Any
 
 import psycopg
@@ -19,6 +20,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ledger.db import Conn, tenant_scope
@@ -165,6 +167,14 @@ def _error_handlers(app: FastAPI) -> None:
         """A value PostgreSQL refuses (a NUL character, an out-of-range time): bad input
         the validation above should have named; still never a 500."""
         return _error(422, exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """The framework's own refusals (no such route, a body it cannot parse) in the shape
+        of every other error."""
+        name = HTTPStatus(exc.status_code).phrase.replace(" ", "").replace("-", "")
+        body = {"error": name, "message": str(exc.detail), "fields": {}}
+        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -86,6 +86,17 @@ def test_bad_input_is_a_4xx_naming_the_field(server: Server) -> None:
     for memory_id in ("²", "٣", "1" * 19, "-1"):  # not an id: not found, never a 500
         r = httpx.get(f"{server.url}/v1/memories/{memory_id}/", headers=headers)
         assert r.status_code == 404, memory_id
+    # the framework's own refusals come in the same shape as every other error
+    r = httpx.get(f"{server.url}/v1/no-such-route", headers=headers)
+    assert r.status_code == 404 and r.json() == {
+        "error": "NotFound",
+        "message": "Not Found",
+        "fields": {},
+    }
+    deep = b'{"query": "x", "user_id": "u", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    json_headers = {**headers, "content-type": "application/json"}
+    r = httpx.post(f"{server.url}/v1/context", content=deep, headers=json_headers)
+    assert r.status_code == 400 and r.json()["error"] == "BadRequest"
     big = b'{"events": [' + b" " * (9 * 1024 * 1024) + b"]}"
     r = httpx.post(f"{server.url}/v1/events", content=big, headers=headers)
     assert r.status_code == 413
