@@ -498,6 +498,37 @@ def test_append_rejects_a_malformed_event_naming_it_and_writes_nothing(
     assert table_rows(conn, tenant) == ([], [])
 
 
+# Any JSON a client can send as metadata, with strings (keys too) from all of Unicode,
+# NUL and unpaired surrogates included. Floats stay below 1e15: PostgreSQL writes 3.6e+16
+# back as 36028797018963970, the same JSON number, which Python reads as another value.
+_ANY_TEXT = st.text(st.characters(codec=None, categories=None), max_size=6)
+_FLOATS = st.floats(allow_nan=False).filter(lambda f: not math.isfinite(f) or abs(f) < 1e15)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _FLOATS | _ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_ANY_TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(metadata=st.dictionaries(_ANY_TEXT, _JSON, max_size=3))
+def test_any_metadata_is_stored_as_sent_or_its_event_is_rejected_naming_it(
+    conn: Conn, metadata: dict[str, Any]
+) -> None:
+    """Never a database error: what PostgreSQL cannot store is refused as bad input."""
+    tenant = new_tenant()
+    event = {**ev("m1", 0), "metadata": metadata}
+    try:
+        append(conn, tenant, [event], now=NOW)
+    except InvalidEvent as exc:
+        assert exc.field == "metadata"
+        return
+    [row] = table_rows(conn, tenant)[1]
+    assert row["metadata"] == metadata
+
+
 def test_append_accepts_the_valid_batch_the_malformed_cases_are_built_from(conn: Conn) -> None:
     """Guards the test above: without the one mutation the batch is fine."""
     tenant = new_tenant()
