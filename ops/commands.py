@@ -18,6 +18,7 @@ from ops.pipeline import (
     enqueue_pending,
     in_process_workers,
     wait_for_builds,
+    wait_for_projections,
 )
 from ops.runtime import Runtime, open_runtime, wall_clock
 from retrieval.bundle import render_text
@@ -161,6 +162,7 @@ def run(ctx: Context, file: Path | None) -> None:
         with in_process_workers(rt, threads=1) as actor:
             queued = enqueue_pending(rt, actor)
             waiting = wait_for_builds(rt, timeout=600)
+            wait_for_projections(actor, timeout=60)  # none left queued for later
         click.echo(f"\nbuilds queued: {queued}, still waiting: {waiting}\n")
         _print_entries(rt)
         _read_models.show_after_run(rt)

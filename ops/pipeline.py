@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import dramatiq
+from dramatiq.errors import QueueJoinTimeout
 
 from ledger.db import make_pool
 from materializers.runner import ProjectStats, project
@@ -88,6 +89,16 @@ def wait_for_builds(rt: Runtime, *, timeout: float) -> int:
         if waiting == 0 or time.monotonic() > deadline:
             return waiting
         time.sleep(0.2)
+
+
+def wait_for_projections(actor: dramatiq.Actor[[str, int], None], *, timeout: float) -> bool:
+    """Wait until the read-model projections queued so far have run (the builds queue one
+    each); False if some are still queued after ``timeout`` seconds."""
+    try:
+        actor.broker.join(actors.READ_MODEL_QUEUE, timeout=int(timeout * 1000))
+    except QueueJoinTimeout:
+        return False
+    return True
 
 
 def project_read_models(rt: Runtime) -> ProjectStats:
