@@ -117,10 +117,9 @@ RETURNING s.id;
 
 -- name: insert_skill_rows
 -- %(rows)s: a JSON array of rows of skills new to the agent. Every row an INSERT is given
--- takes an id, even one that then conflicts: only new skills come here, so recomputing
--- uses up no ids. Runs for a tenant are serialized; the conflict clause only keeps a row
--- written by anything else meanwhile from failing the run.
-INSERT INTO skill_proposal AS s
+-- takes an id, so only new skills come here and recomputing uses up no ids. Runs for a
+-- tenant hold its checkpoint lock, so no other run inserts the same skill meanwhile.
+INSERT INTO skill_proposal
        (tenant_id, agent_id, skill_key, goal, steps, failures, applies_to, evidence_count,
         source_entry_ids, created_at, updated_at)
 SELECT %(tenant_id)s, %(agent_id)s, r.skill_key, r.goal, r.steps, r.failures, r.applies_to,
@@ -128,14 +127,6 @@ SELECT %(tenant_id)s, %(agent_id)s, r.skill_key, r.goal, r.steps, r.failures, r.
        %(now)s, %(now)s
   FROM jsonb_to_recordset(%(rows)s) AS r(skill_key text, goal text, steps jsonb,
        failures jsonb, applies_to jsonb, evidence_count integer, source_entry_ids jsonb)
-ON CONFLICT (tenant_id, agent_id, skill_key) DO UPDATE
-   SET goal = EXCLUDED.goal, steps = EXCLUDED.steps, failures = EXCLUDED.failures,
-       applies_to = EXCLUDED.applies_to, evidence_count = EXCLUDED.evidence_count,
-       source_entry_ids = EXCLUDED.source_entry_ids, updated_at = EXCLUDED.updated_at
- WHERE (s.goal, s.steps, s.failures, s.applies_to, s.evidence_count, s.source_entry_ids)
-       IS DISTINCT FROM
-       (EXCLUDED.goal, EXCLUDED.steps, EXCLUDED.failures, EXCLUDED.applies_to,
-        EXCLUDED.evidence_count, EXCLUDED.source_entry_ids)
 RETURNING id;
 
 -- name: skill_ids
