@@ -17,9 +17,10 @@ is present, zero when it dropped nothing):
   heuristic extractor writes ("said", "others", "talked"…). Words are compared by a crude
   stem, so "loves" matches "love" and "painting" matches "paint". A small LLM that adds
   world knowledge nobody said fails here;
-* ``duplicate`` — the same owner, kind, key and normalized statement (case, punctuation
-  and spacing ignored) as an earlier item of the session. One sentence that states two
-  facts ("Melanie is a nurse and loves to paint" → ``identity:occupation`` and
+* ``duplicate`` — a later item of the session that passed the gates above has the same
+  owner and key: memory holds one entry per owner and key, and the last thing said of it
+  stands (a repeat, or a change of mind within the session). One sentence that states
+  two facts ("Melanie is a nurse and loves to paint" → ``identity:occupation`` and
   ``preference:painting``) is not a duplicate: each feeds its own profile key;
 * ``over_cap`` — more than ``max_items`` items: the highest ``importance * confidence``
   are kept (ties by order), session summaries always.
@@ -193,10 +194,6 @@ def is_first_or_second_person(statement: str) -> bool:
     return any(w in _PERSONAL for w in _WORD.findall(statement))
 
 
-def normalized(statement: str) -> str:
-    return " ".join(tokens(statement))
-
-
 @dataclass(slots=True)
 class _Context:
     events: dict[int, SessionEvent]
@@ -244,20 +241,17 @@ def _per_item(
     items: Iterable[Extracted], ctx: _Context, dropped: dict[str, int]
 ) -> list[Extracted]:
     """The items that pass every gate but the cap; counts the others into ``dropped``."""
-    passed: list[Extracted] = []
-    seen: set[tuple[str, ...]] = set()
+    passed: dict[tuple[str, str, str], Extracted] = {}
     for item in items:
-        words = tokens(item.statement)
-        gate = _failed_gate(item, words, ctx)
-        same = (item.owner_type, item.owner_id, item.kind, item.key, " ".join(words))
-        if gate is None and same in seen:
-            gate = "duplicate"
+        gate = _failed_gate(item, tokens(item.statement), ctx)
         if gate is not None:
             dropped[gate] += 1
             continue
-        seen.add(same)
-        passed.append(item)
-    return passed
+        ident = (item.owner_type, item.owner_id, item.key)
+        if passed.pop(ident, None) is not None:
+            dropped["duplicate"] += 1
+        passed[ident] = item  # at the place of the last one said
+    return list(passed.values())
 
 
 def apply_gates(

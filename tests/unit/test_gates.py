@@ -65,7 +65,7 @@ def _item(
     sources: tuple[int, ...] = (12,),
     *,
     kind: str = "identity",
-    key: str = "identity:occupation",
+    key: str | None = None,  # by default, one of its own
     owner: str = "melanie",
     confidence: float = 0.8,
     importance: float = 0.6,
@@ -73,7 +73,7 @@ def _item(
     owner_type = {SESSION_SUMMARY: "channel", AGENT_EXPERIENCE: "agent"}.get(kind, "user")
     return Extracted(
         kind=kind,
-        key=key,
+        key=key or f"{kind}:{statement}",
         owner_type=owner_type,  # type: ignore[arg-type]
         owner_id=owner,
         statement=statement,
@@ -226,16 +226,25 @@ def test_min_support_is_the_share_of_claimed_words_the_sources_must_contain() ->
     assert apply_gates([half], SESSION, min_support=0.6).dropped == _counts(unsupported=1)
 
 
-def test_gates_drop_repeated_statements_keeping_the_first() -> None:
-    first = _item("Melanie is a nurse.", confidence=0.8)
-    same_text_other_case = _item("melanie is a NURSE", confidence=0.95)
-    same_kind_key_statement = _item("Melanie is a nurse.", confidence=0.9)
+def test_gates_keep_one_item_per_owner_and_key_the_last_said() -> None:
+    job = "identity:occupation"
+    first = _item("Melanie is a nurse.", key=job, confidence=0.8)
+    same_text_other_case = _item("melanie is a NURSE", key=job, confidence=0.95)
     other = _item(
         "Melanie loves painting landscapes.", kind="preference", key="preference:painting"
     )
-    result = apply_gates([first, same_text_other_case, other, same_kind_key_statement], SESSION)
-    assert result.items == (first, other)
+    changed = _item("Melanie is a nurse, and now a surgeon too.", key=job, confidence=0.9)
+    result = apply_gates([first, same_text_other_case, other, changed], SESSION)
+    assert result.items == (other, changed)
     assert result.dropped == _counts(duplicate=2)
+
+
+def test_an_item_dropped_by_a_gate_does_not_displace_an_earlier_one_of_its_key() -> None:
+    sure = _item("Melanie is a nurse.", key="identity:occupation", confidence=0.9)
+    unsure = _item("Melanie is a surgeon.", key="identity:occupation", confidence=0.2)
+    result = apply_gates([sure, unsure], SESSION)
+    assert result.items == (sure,)
+    assert result.dropped == _counts(low_confidence=1)
 
 
 def test_one_sentence_stating_two_facts_or_said_of_two_owners_is_not_a_duplicate() -> None:
