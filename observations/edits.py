@@ -142,8 +142,8 @@ def list_owner_entries(
     limit: int,
     offset: int,
 ) -> tuple[int, list[dict[str, Any]]]:
-    """Active entries of a user and/or agent (all of the tenant's when neither), by id:
-    (the total, one page)."""
+    """Active entries of a user, an agent, or both (none when neither), by id: (the
+    total, one page)."""
     for value, what in ((user_id, "user_id"), (agent_id, "agent_id")):
         if value is not None:
             check_id(value, what)

@@ -179,16 +179,16 @@ RETURNING e.id, e.canonical_statement, old.status;
 -- name: owner_entries_page
 SELECT * FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND status = 'active'
-   AND (%(user_id)s::text IS NULL OR (owner_type = 'user' AND owner_id = %(user_id)s))
-   AND (%(agent_id)s::text IS NULL OR (owner_type = 'agent' AND owner_id = %(agent_id)s))
+   AND ((owner_type = 'user' AND owner_id = %(user_id)s)
+        OR (owner_type = 'agent' AND owner_id = %(agent_id)s))
  ORDER BY id
  LIMIT %(limit)s OFFSET %(offset)s;
 
 -- name: count_owner_entries
 SELECT count(*) AS n FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND status = 'active'
-   AND (%(user_id)s::text IS NULL OR (owner_type = 'user' AND owner_id = %(user_id)s))
-   AND (%(agent_id)s::text IS NULL OR (owner_type = 'agent' AND owner_id = %(agent_id)s));
+   AND ((owner_type = 'user' AND owner_id = %(user_id)s)
+        OR (owner_type = 'agent' AND owner_id = %(agent_id)s));
 
 -- name: owners
 SELECT owner_type, owner_id, count(*) AS entries, max(updated_at) AS updated_at

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from ledger.scope import ID_PATTERN
+from ledger.scope import ID_PATTERN, check_id
 from observations.edits import (
     EntryNotFound,
     delete_entry,
@@ -41,28 +41,60 @@ class Mem0Body(BaseModel):
     model_config = ConfigDict(extra="allow")  # Mem0 clients send options we ignore
 
 
+Filters = dict[str, Any]
+_ENTITIES = ("user_id", "agent_id", "run_id", "app_id")
+
+
 class AddIn(Mem0Body):
     messages: list[dict[str, Any]] = Field(min_length=1, max_length=1000)
     user_id: UserId | None = None
     agent_id: UserId | None = None
     run_id: UserId | None = None
     metadata: dict[str, Any] | None = None
-
-
-class Filters(Mem0Body):
-    user_id: UserId | None = None
-    agent_id: UserId | None = None
-    run_id: str | None = None
+    filters: Filters = Field(default_factory=dict)  # where mem0ai 2.x puts the ids
 
 
 class SearchIn(Mem0Body):
     query: Annotated[Text, Field(min_length=1, max_length=4000)]
-    filters: Filters = Field(default_factory=Filters)
+    filters: Filters = Field(default_factory=dict)
     top_k: int = Field(default=10, ge=1, le=100)
 
 
 class ListIn(Mem0Body):
-    filters: Filters = Field(default_factory=Filters)
+    filters: Filters = Field(default_factory=dict)
+
+
+def entity_ids(filters: Filters, where: str = "filters") -> dict[str, str]:
+    """The entity ids a Mem0 filter names: ``{"user_id": …}``, or an ``AND`` of such
+    filters. Anything memledger cannot apply (``OR``, ``NOT``, dates, categories,
+    metadata, wildcards) is refused naming it, never ignored: ignoring a filter would
+    widen the answer to other users' memories."""
+    ids: dict[str, str] = {}
+    for key, value in filters.items():
+        if key == "AND" and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            found = [entity_ids(part, f"{where}.AND.{i}") for i, part in enumerate(value)]
+        elif key in _ENTITIES and value != "*":  # Mem0's wildcard: "any"
+            found = [{key: check_id(value, f"{where}.{key}")}]
+        else:
+            raise InvalidQuery(
+                f"unsupported filter {key}={value!r:.40}: use user_id, agent_id, run_id, "
+                "app_id (no wildcard) or an AND of them",
+                field=f"{where}.{key}",
+            )
+        for part in found:
+            for name, id_ in part.items():
+                if ids.setdefault(name, id_) != id_:
+                    raise InvalidQuery(f"two values for {name}", field=f"{where}.{name}")
+    return ids
+
+
+def _owners(filters: Filters) -> tuple[str | None, str | None]:
+    """The user and agent a search or listing is for; one of them is required (as Mem0
+    requires), so no request reads a whole tenant by leaving a filter out."""
+    ids = entity_ids(filters)
+    if "user_id" not in ids and "agent_id" not in ids:
+        raise InvalidQuery("filters need a user_id or an agent_id", field="filters")
+    return ids.get("user_id"), ids.get("agent_id")
 
 
 class UpdateIn(Mem0Body):
@@ -153,15 +185,16 @@ def add(
 ) -> AddOut:
     """Append the messages to the ledger as a session of their own and close it: the
     builder turns them into memories asynchronously."""
-    speaker = body.user_id or body.agent_id
+    ids = {**entity_ids(body.filters), **body.model_dump(include=set(_ENTITIES), exclude_none=True)}
+    speaker = ids.get("user_id") or ids.get("agent_id")
     if speaker is None:
         raise InvalidQuery("one of user_id or agent_id is required", field="user_id")
-    channel = body.run_id or f"mem0-{speaker}"
+    channel = ids.get("run_id") or f"mem0-{speaker}"
     messages = [
         ChatMessage(str(m.get("role", "user")), str(m.get("content", ""))) for m in body.messages
     ]
     out = remember(
-        messages, channel, speaker, body.agent_id or "assistant", body.metadata or {}, owner,
+        messages, channel, speaker, ids.get("agent_id") or "assistant", body.metadata or {}, owner,
         conn, state, tasks,
     )  # fmt: skip
     if out.rejected:
@@ -174,7 +207,7 @@ def add(
 @router.post("/v3/memories/search/")
 def search_memories(body: SearchIn, owner: Owner, conn: TenantConn, state: State) -> Results:
     """The memories relevant to the query for the user and/or agent in ``filters``."""
-    scope = Scope(owner.tenant_id, body.filters.user_id, body.filters.agent_id)
+    scope = Scope(owner.tenant_id, *_owners(body.filters))
     now = state.clock()
     hits = search(
         conn, scope, body.query, embedder=state.embedder, now=now, limit=body.top_k,
@@ -197,11 +230,12 @@ def get_all(
     page_size: int = Query(default=100, ge=1, le=1000),
 ) -> Page:
     """The current memories of the user and/or agent in ``filters``, a page at a time."""
+    user_id, agent_id = _owners(body.filters)
     total, rows = list_owner_entries(
         conn,
         owner.tenant_id,
-        user_id=body.filters.user_id,
-        agent_id=body.filters.agent_id,
+        user_id=user_id,
+        agent_id=agent_id,
         limit=page_size,
         offset=(page - 1) * page_size,
     )

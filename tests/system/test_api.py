@@ -269,6 +269,42 @@ def test_the_unmodified_mem0_client_works_against_memledger(
     other.client.close()
 
 
+def test_mem0_filters_are_applied_or_refused_never_ignored(server: Server) -> None:
+    with client_for(server, "tenant-f") as client:
+        for user, text in (("alice", "I am allergic to shellfish."), ("bob", "I love shellfish.")):
+            added = client.post(
+                "/v3/memories/add/",
+                json={
+                    "messages": [{"role": "user", "content": text}],
+                    "filters": {"user_id": user},
+                },
+            )  # mem0ai 2.x sends the ids in filters
+            assert added.status_code == 200, added.text
+        server.build_queued()
+
+        def people(route: str, filters: dict[str, Any]) -> set[str]:
+            """Who the memories found speak of (a session summary has no user_id)."""
+            body = {"query": "shellfish", "filters": filters}
+            out = client.post(route, json=body)
+            assert out.status_code == 200, out.text
+            texts = [m["memory"].casefold() for m in out.json()["results"]]
+            return {name for name in ("alice", "bob") if any(name in t for t in texts)}
+
+        for route in ("/v3/memories/search/", "/v3/memories/"):
+            assert people(route, {"user_id": "alice"}) == {"alice"}
+            assert people(route, {"AND": [{"user_id": "alice"}, {"run_id": "x"}]}) == {"alice"}
+            for filters, field in (
+                ({"OR": [{"user_id": "alice"}, {"user_id": "bob"}]}, "filters.OR"),
+                ({}, "filters"),
+                ({"user_id": "alice", "created_at": {"gte": "2025-01-01"}}, "filters.created_at"),
+                ({"AND": [{"user_id": "alice"}, {"user_id": "bob"}]}, "filters.user_id"),
+                ({"user_id": "*"}, "filters.user_id"),
+            ):
+                out = client.post(route, json={"query": "shellfish", "filters": filters})
+                assert out.status_code == 422, (route, filters, out.text)
+                assert field in str(out.json()["fields"]), out.json()
+
+
 def test_maintenance_runs_a_job_once_per_window_for_the_keys_tenant(server: Server) -> None:
     with client_for(server, "tenant-o") as client:
         first = client.post("/v1/maintenance/supersede")
