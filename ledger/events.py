@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ledger.errors import InvalidEvent
+from ledger.scope import ID
 
 Role = Literal["user", "assistant", "tool_call", "tool_result", "file", "system"]
 ROLES: tuple[str, ...] = ("user", "assistant", "tool_call", "tool_result", "file", "system")
@@ -42,16 +43,17 @@ def _clean_text(value: str) -> str:
 
 def _check_strings(value: Any) -> None:
     """Every string in a JSON value, keys too, as :func:`_clean_text` wants it (PostgreSQL's
-    json types refuse NUL at any depth)."""
-    if isinstance(value, str):
-        _clean_text(value)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            _check_strings(key)
-            _check_strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _check_strings(item)
+    json types refuse NUL at any depth). Iterative: nesting depth costs no stack."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            _clean_text(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
 
 
 class EventIn(BaseModel):
@@ -60,9 +62,9 @@ class EventIn(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     external_id: str = Field(min_length=1, max_length=256)
-    channel_id: str = Field(min_length=1, max_length=256)
+    channel_id: str = Field(min_length=1, max_length=128)
     role: Role
-    actor_id: str = Field(min_length=1, max_length=256)
+    actor_id: str = Field(min_length=1, max_length=128)
     actor_name: str | None = Field(default=None, max_length=256)
     content: str = Field(min_length=1)
     occurred_at: datetime
@@ -76,6 +78,14 @@ class EventIn(BaseModel):
         if not value.strip():
             raise ValueError("is blank")
         return _clean_text(value)
+
+    @field_validator("channel_id", "actor_id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        # the ids memory is read and deleted by: what a scope accepts, an event must too
+        if not ID.match(value):
+            raise ValueError("is not a usable id (no control characters or surrounding spaces)")
+        return value
 
     @field_validator("metadata")
     @classmethod
@@ -99,7 +109,10 @@ class EventIn(BaseModel):
     def _aware(cls, value: datetime) -> datetime:
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError("has no timezone offset")
-        return value.astimezone(UTC)
+        try:
+            return value.astimezone(UTC)
+        except OverflowError as exc:  # a time at the edge of year 1 or 9999
+            raise ValueError("is out of range") from exc
 
 
 def parse_events(

@@ -9,11 +9,11 @@ from ledger.errors import InvalidScope
 # 1-128 characters, no control characters, no surrounding whitespace (also published as
 # the JSON-schema pattern of ids in the HTTP API).
 ID_PATTERN = r"^[^\x00-\x1f\x7f\s](?:[^\x00-\x1f\x7f]{0,126}[^\x00-\x1f\x7f\s])?$"
-_ID = re.compile(ID_PATTERN)
+ID = re.compile(ID_PATTERN)
 
 
 def check_id(value: object, what: str) -> str:
     """Return ``value`` if it is a usable tenant/user/agent/channel id, else raise."""
-    if not isinstance(value, str) or not _ID.match(value) or value != value.strip():
+    if not isinstance(value, str) or not ID.match(value) or value != value.strip():
         raise InvalidScope(what=what, value=value)
     return value

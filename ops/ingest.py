@@ -92,6 +92,9 @@ def _decode(
         except json.JSONDecodeError as exc:
             bad.append(BadLine(number, f"not JSON: {exc.msg} at column {exc.colno}"))
             continue
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, deep nesting
+            bad.append(BadLine(number, f"not JSON this reader takes: {exc}"))
+            continue
         try:
             events.extend(parse_events([event], now=now, limits=limits))
         except InvalidEvent as exc:

@@ -4,6 +4,7 @@ idempotence, late events, the sweeper, replay, and validation that writes nothin
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import uuid
 from collections.abc import Callable
@@ -28,6 +29,8 @@ from ledger import (
     sweep_idle,
 )
 from ledger.db import Conn
+from ledger.store import DEFAULT_GAP
+from ops.ingest import ingest_lines
 from tests.events import message
 
 GAP = timedelta(minutes=30)
@@ -474,6 +477,13 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("nul_in_metadata_value", _set("metadata", {"k": ["ok", {"v": "a\x00b"}]}), "metadata"),
     ("nul_in_metadata_key", _set("metadata", {"a\x00": 1}), "metadata"),
     ("unpaired_surrogate_in_metadata", _set("metadata", {"k": "bad \ud800"}), "metadata"),
+    # times whose conversion to UTC would leave the years datetime can hold
+    ("time_past_year_9999", _set("occurred_at", "9999-12-31T23:59:59-01:00"), "occurred_at"),
+    ("time_before_year_1", _set("occurred_at", "0001-01-01T00:00:00+01:00"), "occurred_at"),
+    # ids that no scope accepts: the memory built from them could not be read or deleted
+    ("actor_id_with_trailing_space", _set("actor_id", "maya "), "actor_id"),
+    ("channel_id_with_a_tab", _set("channel_id", "dm\t3"), "channel_id"),
+    ("channel_id_over_128", _set("channel_id", "c" * 129), "channel_id"),
     ("non_dict_event", lambda e: ["not", "an", "object"], "(event)"),
     ("string_event", lambda e: "just text", "(event)"),
 ]
@@ -568,3 +578,28 @@ def test_append_accepts_an_event_within_the_future_skew_and_rejects_one_beyond(c
     with pytest.raises(InvalidEvent) as caught:
         append(conn, tenant, [bad], now=NOW)
     assert caught.value.field == "occurred_at"
+
+
+def test_a_jsonl_file_reports_each_bad_line_and_writes_only_clean_batches(conn: Conn) -> None:
+    tenant = new_tenant()
+
+    def line(external_id: str, minutes: float, **fields: Any) -> str:
+        event = ev(external_id, minutes)
+        return json.dumps({**event, "occurred_at": event["occurred_at"].isoformat(), **fields})
+
+    good = [line("a", 0), line("b", 1)]
+    bad = [
+        "{not json",
+        '{"external_id": ' + "9" * 5000 + "}",  # past Python's digit limit for int()
+        "[" * 5000 + "]" * 5000,  # deeper than the decoder's recursion
+        line("c", 2, occurred_at="9999-12-31T23:59:59-01:00"),
+        line("d", 3, actor_id="maya "),
+    ]
+    lines = list(enumerate([*good, *bad], start=1))
+    report = ingest_lines(
+        conn, tenant, lines, now=NOW, gap=DEFAULT_GAP, limits=Limits(), batch_size=2
+    )
+    assert [b.line for b in report.bad] == [3, 4, 5, 6, 7]
+    assert "occurred_at" in report.bad[3].reason and "actor_id" in report.bad[4].reason
+    assert report.accepted == 2
+    assert [e["external_id"] for e in table_rows(conn, tenant)[1]] == ["a", "b"]
