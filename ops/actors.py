@@ -137,6 +137,14 @@ def register(
     return dramatiq.actor(broker=broker, queue_name=BUILD_QUEUE, **retries)(build_session)
 
 
+def enqueue_projection(tenant_id: str) -> None:
+    """Queue a read-model projection for the tenant, as a build does: for entries changed
+    outside one (edited or deleted through the API)."""
+    if _projector is None:
+        raise MemledgerError("no projection actor: call ops.actors.register() first")
+    _projector.send(tenant_id)
+
+
 def enqueue_builds(
     actor: dramatiq.Actor[[str, int], None], sessions: Iterable[tuple[str, int]]
 ) -> int:

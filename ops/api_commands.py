@@ -13,6 +13,7 @@ import structlog
 from fastapi import FastAPI
 
 from ledger.db import make_pool
+from ops.actors import enqueue_projection
 from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
@@ -55,6 +56,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             search=make_search_settings(s),
             window=window,
             enqueue_build=actor.send,
+            enqueue_projection=enqueue_projection,
             clock=wall_clock,
             redis_ping=redis_ping,
             metrics=SharedMetrics(window.client),

@@ -30,7 +30,7 @@ from observations.edits import (
 )
 from ops.api.app import Owner, State, TenantConn
 from ops.api.models import Text, UserId
-from ops.api.routes import ERRORS, ChatMessage, remember
+from ops.api.routes import ERRORS, ChatMessage, remember, reproject
 from retrieval.search import InvalidQuery, Scope, search
 
 router = APIRouter(tags=["mem0"], responses=ERRORS)
@@ -255,12 +255,18 @@ def get_memory(memory_id: str, owner: Owner, conn: TenantConn) -> Memory:
 
 @router.put("/v1/memories/{memory_id}/")
 def update_memory(
-    memory_id: str, body: UpdateIn, owner: Owner, conn: TenantConn, state: State
+    memory_id: str,
+    body: UpdateIn,
+    owner: Owner,
+    conn: TenantConn,
+    state: State,
+    tasks: BackgroundTasks,
 ) -> Memory:
     """Rewrite a memory's text (re-embedded, kept in its history)."""
     entry_id = _entry_id(owner.tenant_id, memory_id)
     if body.text is None:
         return _memory(get_entry(conn, owner.tenant_id, entry_id))
+    reproject(state, owner.tenant_id, tasks)
     row = edit_entry(
         conn,
         owner.tenant_id,
@@ -275,8 +281,11 @@ def update_memory(
 
 
 @router.delete("/v1/memories/{memory_id}/")
-def delete_memory(memory_id: str, owner: Owner, conn: TenantConn, state: State) -> Message:
+def delete_memory(
+    memory_id: str, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
+) -> Message:
     entry_id = _entry_id(owner.tenant_id, memory_id)
+    reproject(state, owner.tenant_id, tasks)
     delete_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, now=state.clock())
     return Message(message="Memory deleted successfully!")
 
@@ -286,12 +295,14 @@ def delete_all(
     owner: Owner,
     conn: TenantConn,
     state: State,
+    tasks: BackgroundTasks,
     user_id: str | None = Query(default=None, pattern=ID_PATTERN, max_length=128),
     agent_id: str | None = Query(default=None, pattern=ID_PATTERN, max_length=128),
 ) -> Message:
     """Delete every memory of a user and/or agent (kept as history)."""
     if user_id is None and agent_id is None:
         raise InvalidQuery("user_id or agent_id is required", field="user_id")
+    reproject(state, owner.tenant_id, tasks)
     for owner_type, owner_id in (("user", user_id), ("agent", agent_id)):
         if owner_id is not None:
             delete_owner_entries(

@@ -330,9 +330,15 @@ def remember(
 
 @router.put("/entries/{entry_id}", tags=["memories"])
 def put_entry(
-    entry_id: RowId, body: EntryEditIn, owner: Owner, conn: TenantConn, state: State
+    entry_id: RowId,
+    body: EntryEditIn,
+    owner: Owner,
+    conn: TenantConn,
+    state: State,
+    tasks: BackgroundTasks,
 ) -> EntryOut:
     """Rewrite an entry's statement (re-embedded; the change is in its history)."""
+    reproject(state, owner.tenant_id, tasks)
     row = edit_entry(
         conn,
         owner.tenant_id,
@@ -346,21 +352,32 @@ def put_entry(
 
 
 @router.delete("/entries/{entry_id}", tags=["memories"])
-def delete_one_entry(entry_id: RowId, owner: Owner, conn: TenantConn, state: State) -> DeletedOut:
+def delete_one_entry(
+    entry_id: RowId, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
+) -> DeletedOut:
     """Delete an entry (kept as history: its status becomes deleted)."""
+    reproject(state, owner.tenant_id, tasks)
     delete_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, now=state.clock())
     return DeletedOut(deleted=1)
 
 
 @router.delete("/users/{user_id}/entries", tags=["memories"])
 def delete_user_entries(
-    user_id: PathId, owner: Owner, conn: TenantConn, state: State
+    user_id: PathId, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
 ) -> DeletedOut:
     """Delete every entry of a user (each kept as history)."""
+    reproject(state, owner.tenant_id, tasks)
     n = delete_owner_entries(
         conn, owner.tenant_id, "user", user_id, actor=owner.actor, now=state.clock()
     )
     return DeletedOut(deleted=n)
+
+
+def reproject(state: ApiState, tenant_id: str, tasks: BackgroundTasks) -> None:
+    """Once the request has committed (background tasks run after the response), queue a
+    read-model projection: the user profile and skills must drop or change what an edit
+    or delete changed. A request that fails queues nothing."""
+    tasks.add_task(state.enqueue_projection, tenant_id)
 
 
 # ------------------------------------------------------------------------------ shapes

@@ -28,6 +28,7 @@ class ApiState:
     search: SearchSettings
     window: RecentWindow | None
     enqueue_build: Callable[[str, int], object]
+    enqueue_projection: Callable[[str], object]  # after entries change outside a build
     clock: Callable[[], datetime]
     redis_ping: Callable[[], bool]
     metrics: SharedMetrics

@@ -34,6 +34,7 @@ class Server:
     db_url: str
     state: ApiState
     queued: list[tuple[str, int]] = field(default_factory=list)
+    projections: list[str] = field(default_factory=list)
 
     def key(self, tenant: str) -> str:
         with connect(self.db_url, autocommit=True) as conn:
@@ -51,12 +52,22 @@ class Server:
                 done += 1
         return done
 
+    def project_queued(self) -> list[str]:
+        """Run the read-model projections the API queued; the tenants, in order."""
+        done = []
+        with connect(self.db_url, autocommit=True) as conn:
+            while self.projections:
+                done.append(self.projections.pop(0))
+                project(conn, done[-1], now=NOW)
+        return done
+
 
 @contextmanager
 def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
     settings = Settings(database_url=db_url, redis_url=redis_url, embedder="hash")
     with make_pool(db_url, max_size=8) as pool:
         queued: list[tuple[str, int]] = []
+        projections: list[str] = []
         window = RecentWindow.from_url(redis_url)
         state = ApiState(
             settings=settings,
@@ -66,6 +77,7 @@ def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
             search=SearchSettings(),
             window=window,
             enqueue_build=lambda t, s: queued.append((t, s)),
+            enqueue_projection=projections.append,
             clock=lambda: NOW,
             redis_ping=lambda: bool(window.client.ping()),
             metrics=SharedMetrics(window.client),
@@ -82,7 +94,7 @@ def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
             time.sleep(0.02)
         port = server.servers[0].sockets[0].getsockname()[1]
         try:
-            yield Server(f"http://127.0.0.1:{port}", db_url, state, queued)
+            yield Server(f"http://127.0.0.1:{port}", db_url, state, queued, projections)
         finally:
             server.should_exit = True
             thread.join(timeout=10)

@@ -305,6 +305,26 @@ def test_mem0_filters_are_applied_or_refused_never_ignored(server: Server) -> No
                 assert field in str(out.json()["fields"]), out.json()
 
 
+def test_edits_and_deletes_reach_the_read_models(server: Server) -> None:
+    with client_for(server, "tenant-p") as client:
+        ids = _ingest_sample(server, client)
+        server.project_queued()  # what other tests queued
+        profile = client.get("/v1/users/maya/profile").json()
+        assert profile, "the sample gives maya a profile"
+        edited = client.put(f"/v1/entries/{ids['entry_id']}", json={"statement": "Maya is fine."})
+        assert edited.status_code == 200 and server.project_queued() == ["tenant-p"]
+        profile = client.get("/v1/users/maya/profile").json()
+        assert "Maya is fine." in {row["statement"] for row in profile}
+        assert client.delete("/v1/entries/999999999").status_code == 404
+        assert server.project_queued() == []  # a failed request queues nothing
+        assert client.delete("/v1/users/maya/entries").json()["deleted"] > 0
+        assert client.get("/v1/users/maya/profile").json() == profile  # until projected
+        assert server.project_queued() == ["tenant-p"]
+        assert client.get("/v1/users/maya/profile").json() == []
+        context = client.post("/v1/context", json={"query": "allergies?", "user_id": "maya"})
+        assert "## User profile" not in context.json()["text"]
+
+
 def test_maintenance_runs_a_job_once_per_window_for_the_keys_tenant(server: Server) -> None:
     with client_for(server, "tenant-o") as client:
         first = client.post("/v1/maintenance/supersede")
