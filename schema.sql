@@ -302,8 +302,9 @@ ALTER TABLE memory_sessions SET (fillfactor = 70);
 -- eyes, with the exact indexes above while a young table has no statistics yet, and lose
 -- by scanning the whole tenant.
 DROP INDEX IF EXISTS memory_sessions_ended;
-CREATE INDEX IF NOT EXISTS memory_sessions_retention
-    ON memory_sessions (tenant_id, ended_at) WHERE status IN ('built', 'failed');
+DROP INDEX IF EXISTS memory_sessions_retention;  -- on ended_at: the conversation's time
+CREATE INDEX IF NOT EXISTS memory_sessions_retention_closed
+    ON memory_sessions (tenant_id, closed_at) WHERE status IN ('built', 'failed');
 CREATE INDEX IF NOT EXISTS memory_entries_owner
     ON memory_entries (tenant_id, owner_type, owner_id, status, kind);
 CREATE INDEX IF NOT EXISTS memory_entries_key
@@ -356,8 +357,9 @@ BEGIN
 END
 $$;
 
--- Deletes one tenant's ledger sessions (and their events) that ended before the cutoff.
--- Entries survive with source_session_id set to NULL. Returns the number of sessions.
+-- Deletes one tenant's ledger sessions (and their events) closed before the cutoff: the
+-- server's time, so a replayed transcript's old dates do not doom it on arrival. Entries
+-- survive with source_session_id set to NULL. Returns the number of sessions.
 CREATE OR REPLACE FUNCTION memledger_retention_delete(p_tenant text, p_before timestamptz)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
@@ -366,7 +368,7 @@ BEGIN
     PERFORM set_config('memledger.retention', 'on', true);
     WITH gone AS (
         DELETE FROM memory_sessions
-         WHERE tenant_id = p_tenant AND status IN ('built', 'failed') AND ended_at < p_before
+         WHERE tenant_id = p_tenant AND status IN ('built', 'failed') AND closed_at < p_before
         RETURNING id),
     events AS (
         DELETE FROM memory_session_events e

@@ -239,7 +239,7 @@ SELECT s.id, s.event_count,
               WHERE o.tenant_id = s.tenant_id AND o.session_id = s.id) AS observation_ids
   FROM memory_sessions s
  WHERE s.tenant_id = %(tenant_id)s AND s.status IN ('built', 'failed')
-   AND s.ended_at < %(before)s
+   AND s.closed_at < %(before)s
  ORDER BY s.id
    FOR UPDATE OF s;
 

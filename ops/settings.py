@@ -85,7 +85,7 @@ class Settings(BaseSettings):
     decay_threshold: float = Field(default=0.25, ge=0, le=1, description="archive below it")
     max_active_entries: int = Field(default=1000, gt=0, description="per owner (caps)")
     retention_days: float = Field(
-        default=14, gt=0, description="ledger sessions older than this are deleted"
+        default=14, gt=0, description="ledger sessions closed longer ago are deleted"
     )
     sweep_requeue_after_seconds: float = Field(
         default=600, gt=0, description="requeue a closed session still unbuilt after this"
