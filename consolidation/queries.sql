@@ -166,9 +166,10 @@ SELECT id, owner_type, owner_id, kind, key, canonical_statement, fields, confide
    AND (last_accessed_at IS NULL OR last_accessed_at < %(cutoff)s)
    AND (0.4 * importance + 0.3 * confidence
         + 0.3 * least(1.0, ln(1 + greatest(access_count, 0)) / ln(11)))
-       * power(0.5, (extract(epoch FROM %(cutoff)s::timestamptz
-                            - greatest(recorded_at, COALESCE(last_accessed_at, recorded_at)))
-                     / 86400.0) / %(half_life_days)s)
+       -- at most 1,000 half-lives: beyond, 0.5^x leaves double precision (an error here)
+       * power(0.5, least(1000, (extract(epoch FROM %(cutoff)s::timestamptz
+                          - greatest(recorded_at, COALESCE(last_accessed_at, recorded_at)))
+                   / 86400.0) / %(half_life_days)s))
        < %(threshold)s * 1.001
  ORDER BY id;
 

@@ -74,10 +74,14 @@ def run_scheduled(
 ) -> RunOutcome:
     """One scheduled firing: the job for the window it falls in, across tenants."""
     now = wall_clock()
-    with connect(database_url, autocommit=True) as conn:
-        outcome = run_job(
-            conn, job, config, JobScope(now), window=window_for(now, interval), clock=wall_clock
-        )
+    try:
+        with connect(database_url, autocommit=True) as conn:
+            outcome = run_job(
+                conn, job, config, JobScope(now), window=window_for(now, interval), clock=wall_clock
+            )
+    except Exception:
+        metrics.add([(JOB_RUNS, (job, "error"), 1)])
+        raise
     metrics.add([(JOB_RUNS, (job, outcome.status), 1)])
     return outcome
 

@@ -240,6 +240,13 @@ def test_decayed_entries_are_archived_and_found_only_by_history_queries(conn: Co
     assert run(conn, "decay", tenant, now=later)["archived"] == 0
 
 
+def test_decay_takes_entries_idle_for_thousands_of_half_lives(conn: Conn) -> None:
+    tenant = new_tenant()
+    build(conn, tenant, OLD_TURNS)
+    ages = CONFIG.policy.half_life_days * 3000  # 0.5^3000 is below double precision
+    assert run(conn, "decay", tenant, now=NOW + timedelta(days=ages))["archived"] > 0
+
+
 def test_an_accessed_entry_does_not_decay(conn: Conn) -> None:
     tenant = new_tenant()
     build(conn, tenant, OLD_TURNS[:2])

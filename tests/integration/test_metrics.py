@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import redis
 from prometheus_client import generate_latest
 from structlog.testing import capture_logs
 
+from consolidation import ConsolidationConfig
 from ops import metrics as metrics_module
 from ops.metrics import (
     BUILDS,
@@ -22,6 +24,7 @@ from ops.metrics import (
     SharedMetrics,
     shared_metrics,
 )
+from ops.scheduler import run_scheduled
 
 
 @pytest.fixture
@@ -143,3 +146,14 @@ def test_without_redis_counts_wait_for_the_next_flush_and_a_scrape_fails(
         == 1
     )
     metrics.client.close()
+
+
+def test_a_scheduled_run_that_fails_is_counted_as_an_error(process: SharedMetrics) -> None:
+    unreachable = "postgresql://memledger@127.0.0.1:1/none?connect_timeout=2"
+    with pytest.raises(Exception, match=r"127\.0\.0\.1"):
+        run_scheduled(unreachable, "decay", timedelta(minutes=5), ConsolidationConfig(), process)
+    process.flush()
+    runs = process.registry.get_sample_value(
+        "memledger_job_runs_total", {"job": "decay", "status": "error"}
+    )
+    assert runs == 1
