@@ -62,9 +62,7 @@ def edit_entry(
     text = statement.strip() if isinstance(statement, str) else ""
     if not text:
         raise InvalidEdit("statement is empty", field="statement")
-    old = get_entry(conn, tenant_id, entry_id)
-    if old["status"] != "active":
-        raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id, status=old["status"])
+    old = _active(get_entry(conn, tenant_id, entry_id))
     vector = embedder.embed(
         [
             contextualize(
@@ -86,10 +84,9 @@ def edit_entry(
         "now": now,
     }
     with tenant_scope(conn, tenant_id):
+        old = _active(_locked(conn, tenant_id, entry_id))  # as it is now, not at embedding
         announce_entry_changes(conn)
         row = conn.execute(Q["edit_entry"], params).fetchone()
-        if row is None:  # changed status meanwhile
-            raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id)
         change = HistoryRow(
             entry_id, "UPDATE", old["canonical_statement"], text, "active", "active", "edited"
         )
@@ -99,10 +96,10 @@ def edit_entry(
 
 def delete_entry(conn: Conn, tenant_id: str, entry_id: int, *, actor: str, now: datetime) -> None:
     """Mark an entry deleted (idempotent: deleting a deleted entry changes nothing)."""
-    old = get_entry(conn, tenant_id, entry_id)
-    if old["status"] == "deleted":
-        return
     with tenant_scope(conn, tenant_id):
+        old = _locked(conn, tenant_id, entry_id)
+        if old["status"] == "deleted":
+            return
         announce_entry_changes(conn)
         conn.execute(Q["delete_entries"], {"tenant_id": tenant_id, "ids": [entry_id], "now": now})
         change = HistoryRow(
@@ -110,6 +107,19 @@ def delete_entry(conn: Conn, tenant_id: str, entry_id: int, *, actor: str, now: 
             "deleted by request",
         )  # fmt: skip
         write_history(conn, {"tenant_id": tenant_id, "now": now}, [change], actor)
+
+
+def _locked(conn: Conn, tenant_id: str, entry_id: int) -> dict[str, Any]:
+    row = conn.execute(Q["lock_entry"], {"tenant_id": tenant_id, "id": entry_id}).fetchone()
+    if row is None:
+        raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id)
+    return row
+
+
+def _active(row: dict[str, Any]) -> dict[str, Any]:
+    if row["status"] != "active":
+        raise EntryNotFound(tenant_id=row["tenant_id"], entry_id=row["id"], status=row["status"])
+    return row
 
 
 def delete_owner_entries(

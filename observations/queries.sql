@@ -146,6 +146,11 @@ SELECT count(*) AS n FROM memory_sessions WHERE status = 'closed';
 -- name: entry
 SELECT * FROM memory_entries WHERE tenant_id = %(tenant_id)s AND id = %(id)s;
 
+-- name: lock_entry
+-- The entry as a change sees it: concurrent edits and deletes of it wait for each other,
+-- so each history row's old side is what the change replaced.
+SELECT * FROM memory_entries WHERE tenant_id = %(tenant_id)s AND id = %(id)s FOR UPDATE;
+
 -- name: entry_history
 SELECT id, entry_id, action, old_statement, new_statement, old_status, new_status, actor,
        reason, at

@@ -10,9 +10,11 @@ with the heuristic extractor and the deterministic hash embedder.
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,6 +35,7 @@ from observations.builder import (
     sessions_to_build,
     waiting_builds,
 )
+from observations.edits import delete_entry, edit_entry, entry_history
 from observations.embed import HashEmbedder, Vectors, contextualize, make_embedder
 from observations.extract.base import (
     FACT_KINDS,
@@ -438,6 +441,39 @@ def test_session_locked_by_another_builder_is_busy(fresh_db_url: str) -> None:
         assert build_session(a, tenant, session_id, hash_config(), now=NOW).status == "built"
     with connect(fresh_db_url) as c:
         assert session_row(c, tenant, session_id)["status"] == "built"
+
+
+def test_concurrent_changes_of_an_entry_each_see_the_one_before(fresh_db_url: str) -> None:
+    tenant = new_tenant()
+    with connect(fresh_db_url, autocommit=True) as a, connect(fresh_db_url) as b:
+        ingest_sample(a, tenant)
+        build_all(a, tenant, hash_config())
+        entry_id = rows(a, "memory_entries", tenant)[0]["id"]
+        b.execute("SELECT 1")  # b's changes wait in its open transaction, locks held
+        edit_entry(b, tenant, entry_id, "Edited first.", embedder=HashEmbedder(),
+                   actor="api:b", now=NOW)  # fmt: skip
+        with ThreadPoolExecutor(2) as pool:  # b holds the entry: both wait for it
+            edit = pool.submit(edit_entry, a, tenant, entry_id, "Edited second.",
+                               embedder=HashEmbedder(), actor="api:a", now=NOW)  # fmt: skip
+            time.sleep(0.3)
+            assert not edit.done()
+            b.commit()
+            edit.result(timeout=10)
+            b.execute("SELECT 1")
+            delete_entry(b, tenant, entry_id, actor="api:b", now=NOW)
+            again = pool.submit(delete_entry, a, tenant, entry_id, actor="api:a", now=NOW)
+            time.sleep(0.3)
+            b.commit()
+            again.result(timeout=10)
+        changes = [
+            (h["action"], h["old_statement"], h["new_statement"], h["old_status"])
+            for h in entry_history(a, tenant, entry_id)[1:]
+        ]
+        assert changes[0][2:] == ("Edited first.", "active")
+        assert changes[1:] == [
+            ("UPDATE", "Edited first.", "Edited second.", "active"),
+            ("DELETE", "Edited second.", None, "active"),
+        ]  # one delete: the second found it deleted
 
 
 # ------------------------------------------------------------------------------ failures
