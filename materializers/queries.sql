@@ -93,9 +93,12 @@ ON CONFLICT (tenant_id, user_id, key) DO UPDATE
 RETURNING key;
 
 -- name: agent_skills
+-- Locked: a review waits for the recomputation that read its row (which may delete it),
+-- instead of committing in between and being deleted unseen.
 SELECT * FROM skill_proposal
  WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
- ORDER BY skill_key;
+ ORDER BY skill_key
+   FOR UPDATE;
 
 -- name: delete_skill_rows
 DELETE FROM skill_proposal WHERE tenant_id = %(tenant_id)s AND id = ANY (%(ids)s);

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import random
+import threading
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,7 +23,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from ledger import append, list_sessions, sweep_idle, tenant_scope
-from ledger.db import Conn
+from ledger.db import Conn, connect
 from materializers import (
     EntryFact,
     InvalidReview,
@@ -36,6 +39,7 @@ from materializers import (
     rebuild,
     review_skill,
     skill_rows,
+    sync,
 )
 from observations.builder import BuildConfig, build_session
 from observations.embed import HashEmbedder
@@ -551,3 +555,34 @@ def test_the_database_refuses_inconsistent_read_model_rows(conn: Conn) -> None:
     for query in bad:
         with pytest.raises(psycopg.errors.CheckViolation), conn.transaction():
             conn.execute(query, {"t": tenant, "now": NOW})
+
+
+def test_a_review_during_a_recomputation_is_kept_or_refused_never_lost(
+    fresh_db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant = new_tenant()
+    with connect(fresh_db_url, autocommit=True) as a, connect(fresh_db_url, autocommit=True) as b:
+        with a.transaction():
+            entries = Entries(a, tenant)
+            experience = entries.experience("atlas", "book-train", entries.session())
+        project(a, tenant, now=NOW)
+        [proposal] = list_skills(a, tenant)
+        with a.transaction():
+            entries.end(experience, "deleted")  # its evidence is gone: the runner drops it
+        planned = threading.Event()
+        real_plan = sync.plan_skills
+
+        def plan_then_dawdle(*args: Any) -> Any:
+            out = real_plan(*args)
+            planned.set()
+            time.sleep(0.5)  # the review arrives now, between the plan and its writes
+            return out
+
+        monkeypatch.setattr(sync, "plan_skills", plan_then_dawdle)
+        with ThreadPoolExecutor(1) as pool:
+            projecting = pool.submit(project, a, tenant, now=NOW + timedelta(minutes=1))
+            assert planned.wait(10)
+            with pytest.raises(SkillNotFound):  # it waited, and the proposal was gone
+                review_skill(b, tenant, proposal.id, "reject", "lead", None, now=NOW)
+            projecting.result(10)
+        assert list_skills(a, tenant) == []
