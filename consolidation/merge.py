@@ -95,8 +95,8 @@ def _plan_group(group: Sequence[EntryState], threshold: float) -> list[Merge]:
 
 def _compat(entry: EntryState) -> Any:
     """What two duplicates must share besides a close statement."""
-    if entry.kind in PROFILE_KINDS:
-        return entry.value
+    if entry.kind in PROFILE_KINDS:  # each key is a profile row of its own
+        return entry.key, entry.value
     if entry.kind == EPISODIC:
         return entry.valid_from.date()
     return entry.fields.get("event_time")

@@ -184,6 +184,12 @@ def test_profile_facts_with_different_values_never_merge_however_close() -> None
     assert plan_merge([entry(1, "BTC", vector=v), entry(2, "ETH", vector=v, hours=1)]) == []
 
 
+def test_profile_facts_of_different_keys_never_merge_however_alike() -> None:
+    coffee = entry(1, "coffee", key="preference:coffee", statement="Maya loves coffee.")
+    drink = entry(2, "coffee", key="preference:drink", statement="Maya loves coffee.", hours=1)
+    assert plan_merge([coffee, drink]) == []  # each is a profile row of its own
+
+
 def test_a_merged_profile_fact_leaves_the_latest_one_current() -> None:
     v = [1.0, 0.0]
     old = entry(1, "tea", vector=v, confidence=0.95, statement="Maya likes tea.")
