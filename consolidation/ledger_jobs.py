@@ -51,7 +51,7 @@ def sweep(
 def retention(
     conn: Conn, tenant_id: str | None, *, now: datetime, retention_days: float, full: bool
 ) -> dict[str, int]:
-    """Delete ledger sessions that ended more than ``retention_days`` ago (built or failed
+    """Delete ledger sessions closed more than ``retention_days`` ago (built or failed
     ones only) with their events and observations, through ``memledger_retention_delete``
     — the one path the append-only trigger allows. Entries survive (their
     ``source_session_id`` becomes NULL), so do read models; the deleted observations'

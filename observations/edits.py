@@ -87,6 +87,7 @@ def edit_entry(
         old = _active(_locked(conn, tenant_id, entry_id))  # as it is now, not at embedding
         announce_entry_changes(conn)
         row = conn.execute(Q["edit_entry"], params).fetchone()
+        assert row is not None  # locked, and active
         change = HistoryRow(
             entry_id, "UPDATE", old["canonical_statement"], text, "active", "active", "edited"
         )

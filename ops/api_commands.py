@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 
 import click
 import dramatiq
@@ -21,7 +21,7 @@ from ops.cli import Context, cli, pass_ctx, table, tenant_option
 from ops.components import load_model, make_embedder_from, make_search_settings
 from ops.logs import configure_logging
 from ops.metrics import SharedMetrics
-from ops.pipeline import build_actor, in_process_workers
+from ops.pipeline import build_actor, in_process_workers, scheduled_consolidation
 from ops.runtime import Runtime, open_runtime, wall_clock
 from ops.settings import Settings
 from retrieval.recent import RecentWindow
@@ -98,7 +98,8 @@ def _flush_pending(state: ApiState, stop: threading.Event) -> None:
     "--workers/--no-workers",
     "with_workers",
     default=None,
-    help="Build in this process too (default: yes on the embedded default, no otherwise).",
+    help="Build and run the consolidation schedule in this process too (default: yes on "
+    "the embedded default, no otherwise).",
 )
 @pass_ctx
 def serve(
@@ -113,7 +114,10 @@ def serve(
         with_workers = s.database_url is None
     with open_runtime(s) as rt:
         workers = in_process_workers(rt) if with_workers else build_actor(rt)
-        with workers as actor:
+        with (
+            workers as actor,
+            scheduled_consolidation(rt, actor) if with_workers else nullcontext(),
+        ):
             click.echo(
                 f"memledger API on http://{host}:{port} ({processes} process(es); tenant keys:"
                 f" memledger keys create)\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -474,7 +475,13 @@ def post_maintenance(
     """Run one consolidation job now for the key's tenant (recorded in consolidation_runs,
     skipped while the same job runs elsewhere)."""
     now = state.clock()
-    config = consolidation_config(state.settings, None)
+    closed: list[tuple[str, int]] = []  # by the sweep: queued for building once committed
+
+    def queue_after_commit(sessions: Sequence[tuple[str, int]]) -> int:
+        closed.extend(sessions)
+        return len(sessions)
+
+    config = consolidation_config(state.settings, queue_after_commit)
     with state.connection() as conn:
         outcome = run_job(
             conn,
@@ -485,6 +492,8 @@ def post_maintenance(
             clock=state.clock,
         )
         conn.commit()
+    for tenant_id, session_id in closed:
+        state.enqueue_build(tenant_id, session_id)
     state.metrics.add([(JOB_RUNS, (job, outcome.status), 1)])
     return MaintenanceOut(
         job=job, status=outcome.status, run_id=outcome.run_id, stats=dict(outcome.stats or {})

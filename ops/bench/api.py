@@ -332,16 +332,19 @@ class Served:
 
 
 @contextmanager
-def serving(db_url: str, redis_url: str, processes: int) -> Iterator[Served]:
-    """``memledger serve --no-workers --processes N`` on a free loopback port, once healthy;
-    stopped at exit."""
+def serving(
+    db_url: str, redis_url: str, processes: int, *, workers: bool = False
+) -> Iterator[Served]:
+    """``memledger serve --[no-]workers --processes N`` on a free loopback port, once
+    healthy; stopped at exit."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "MEMLEDGER_DATABASE_URL": db_url, "MEMLEDGER_REDIS_URL": redis_url,
            "MEMLEDGER_LOG_LEVEL": "warning"}  # fmt: skip
     memledger = str(Path(sys.executable).with_name("memledger"))
-    cmd = [memledger, "serve", "--no-workers", "--port", str(port), "--processes", str(processes)]
+    cmd = [memledger, "serve", "--workers" if workers else "--no-workers", "--port", str(port),
+           "--processes", str(processes)]  # fmt: skip
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -332,6 +332,13 @@ def test_maintenance_runs_a_job_once_per_window_for_the_keys_tenant(server: Serv
         again = client.post("/v1/maintenance/supersede")  # the server's clock stands still
         assert again.json()["status"] == "taken"
         assert client.post("/v1/maintenance/everything").status_code == 422
+        server.build_queued()
+        out = client.post("/v1/events", json={"events": SAMPLE[-2:]}).json()
+        open_session = out["results"][-1]["session_id"]
+        assert open_session not in out["sessions_closed"] and server.queued == []
+        swept = client.post("/v1/maintenance/sweep").json()  # idle since the day before
+        assert swept["status"] == "done" and swept["stats"]["closed_idle"] >= 1
+        assert ("tenant-o", open_session) in server.queued  # the sweep queued its build
 
 
 def test_metrics_count_what_the_requests_did(server: Server) -> None:

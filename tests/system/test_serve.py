@@ -4,6 +4,7 @@ written after each commit reaches the context bundle."""
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -64,3 +65,34 @@ def test_several_server_processes_ingest_and_answer(
         assert recent and recent[-1] == last["content"]
     finally:
         drop_database(admin_url, "memledger_test_serve")
+
+
+def test_serve_with_workers_runs_the_consolidation_schedule(
+    admin_url: str, template_db: str, redis: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMLEDGER_EMBEDDER", "hash")
+    monkeypatch.setenv("MEMLEDGER_SCHEDULE_SWEEP_SECONDS", "1")
+    db_url = recreate_database(admin_url, "memledger_test_serve_sched", template_db)
+    try:
+        with connect(db_url, autocommit=True) as conn:
+            key = create_key(conn, "acme", name="t", now=datetime(2025, 1, 1, tzinfo=UTC))[1]
+        with (
+            serving(db_url, f"unix://{redis.socket_file}", processes=1, workers=True) as api,
+            httpx.Client(base_url=api.url, headers={"Authorization": f"Bearer {key}"}) as client,
+        ):
+            out = client.post("/v1/events", json={"events": SAMPLE}).json()
+            assert out["accepted"] == len(SAMPLE)
+            # the last session stays open: only the schedule's sweep closes it (idle since
+            # the sample's last day) and queues its build
+            deadline = time.monotonic() + 60
+            while _statuses(db_url) != {"built"} and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert _statuses(db_url) == {"built"}
+    finally:
+        drop_database(admin_url, "memledger_test_serve_sched")
+
+
+def _statuses(db_url: str) -> set[str]:
+    with connect(db_url) as conn:
+        rows = conn.execute("SELECT DISTINCT status FROM memory_sessions").fetchall()
+    return {r["status"] for r in rows}
