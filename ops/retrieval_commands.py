@@ -116,7 +116,14 @@ def context_bundle(
     recent = []
     if channel is not None:
         window = RecentWindow.from_url(rt.urls.redis_url, s.recent_window)
-        recent = recent_messages(rt.conn, window, scope.tenant_id, channel, limit=s.recent_window)
+        recent = recent_messages(
+            rt.conn,
+            window,
+            scope.tenant_id,
+            channel,
+            limit=s.recent_window,
+            participant=scope.user_id or scope.agent_id,
+        )
     request = ContextRequest(
         scope=scope, query=query, budget_tokens=budget or s.context_budget_tokens
     )

@@ -83,11 +83,19 @@ class RecentWindow:
 
 
 def recent_messages(
-    conn: Conn, window: RecentWindow | None, tenant_id: str, channel_id: str, *, limit: int
+    conn: Conn,
+    window: RecentWindow | None,
+    tenant_id: str,
+    channel_id: str,
+    *,
+    limit: int,
+    participant: str | None = None,
 ) -> list[RecentMessage]:
     """The open session's newest ``limit`` messages, oldest first: from the window when it
-    holds them, else from the ledger."""
-    session_id = open_session_id(conn, tenant_id, channel_id)
+    holds them, else from the ledger. With ``participant`` (the user or agent a bundle is
+    for), none unless they took part in that session: naming a channel shows nobody
+    another user's conversation."""
+    session_id = open_session_id(conn, tenant_id, channel_id, participant=participant)
     if session_id is None:
         return []
     cached = window.cached(tenant_id, channel_id) if window is not None else None

@@ -191,7 +191,12 @@ def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) 
     recent = []
     if body.channel_id is not None:
         recent = recent_messages(
-            conn, state.window, owner.tenant_id, body.channel_id, limit=state.settings.recent_window
+            conn,
+            state.window,
+            owner.tenant_id,
+            body.channel_id,
+            limit=state.settings.recent_window,
+            participant=body.user_id or body.agent_id,
         )
     request = ContextRequest(
         scope=scope,

@@ -274,6 +274,19 @@ def test_recent_messages_come_from_redis_and_from_the_ledger_when_redis_is_down(
     assert [m.content for m in bundle.recent] == [m.content for m in from_ledger]
 
 
+def test_recent_messages_are_only_for_someone_who_took_part_in_the_session(
+    conn: Conn, redis_url: str
+) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
+    result = append(conn, tenant, events, now=NOW)
+    window = RecentWindow.from_url(redis_url, size=3)
+    assert window.record(tenant, _stored(events, result))
+    for source in (window, None):  # from Redis, and from the ledger
+        assert recent_messages(conn, source, tenant, "dm-maya", limit=3, participant="maya")
+        assert recent_messages(conn, source, tenant, "dm-maya", limit=3, participant="leo") == []
+
+
 def _stored(events: list[dict[str, Any]], result: AppendResult) -> list[dict[str, Any]]:
     """The events as stored: with their session, times parsed."""
     return [
