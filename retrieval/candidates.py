@@ -43,7 +43,7 @@ INDEXED_MODELS = frozenset({"all-MiniLM-L6-v2-int8"})
 _COLUMNS = sql.SQL(
     "id, kind, owner_type, owner_id, key, canonical_statement, valid_from, valid_to, status, "
     "confidence, importance, access_count, last_accessed_at, source_session_id, "
-    "source_event_ids, source_external_ids, fields"
+    "source_event_ids, source_external_ids, fields, recorded_at, expired_at, superseded_by"
 )
 _WORD = re.compile(r"[^\W_]+")
 
@@ -212,5 +212,8 @@ def _candidate(row: dict[str, Any], *, similarity: float | None = None) -> Candi
         source_event_ids=tuple(row["source_event_ids"]),
         source_external_ids=tuple(row["source_external_ids"]),
         fields=row["fields"],
+        recorded_at=row["recorded_at"],
+        expired_at=row["expired_at"],
+        superseded_by=row["superseded_by"],
         similarity=similarity,
     )

@@ -41,6 +41,9 @@ class Candidate:
     source_event_ids: tuple[int, ...] = ()
     source_external_ids: tuple[str, ...] = ()
     fields: Mapping[str, Any] = field(default_factory=dict)
+    recorded_at: datetime | None = None
+    expired_at: datetime | None = None
+    superseded_by: int | None = None
     similarity: float | None = None
     text_rank: int | None = None
     vector_rank: int | None = None

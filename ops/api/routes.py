@@ -6,6 +6,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Path, Query, Response
@@ -428,9 +429,9 @@ def _hit(s: Scored) -> SearchHit:
         importance=c.importance,
         valid_from=c.valid_from,
         valid_to=c.valid_to,
-        recorded_at=c.valid_from,
-        expired_at=None,
-        superseded_by=None,
+        recorded_at=_read(c.recorded_at),
+        expired_at=c.expired_at,
+        superseded_by=c.superseded_by,
         fields=dict(c.fields),
         provenance=Provenance(
             session_id=c.source_session_id,
@@ -441,6 +442,11 @@ def _hit(s: Scored) -> SearchHit:
     return SearchHit(
         entry=entry, score=s.score, explain={k: float(v) for k, v in s.explain.items()}
     )
+
+
+def _read(value: datetime | None) -> datetime:
+    assert value is not None  # a search reads every entry with its recorded_at
+    return value
 
 
 def _skill(s: SkillProposal) -> SkillOut:

@@ -139,6 +139,12 @@ def test_search_context_profile_skills_entry_and_history(tenant_a: dict[str, Any
     assert any(r["key"] == "constraint:allergy:peanut" for r in profile)
     entry = client.get(f"/v1/entries/{tenant_a['entry_id']}").json()
     assert entry["provenance"]["external_ids"]
+    hits = client.post(
+        "/v1/search", json={"query": "seat on flights", "user_id": "maya", "history": True}
+    ).json()["results"]
+    assert hits and all(  # a hit shows the entry as it is stored
+        h["entry"] == client.get(f"/v1/entries/{h['entry']['id']}").json() for h in hits
+    )
     history = client.get(f"/v1/entries/{tenant_a['entry_id']}/history").json()
     assert history[0]["action"] == "ADD"
     review = client.post(
