@@ -30,7 +30,7 @@ from observations.edits import (
 )
 from ops.api.app import Owner, State, TenantConn
 from ops.api.models import Text, UserId
-from ops.api.routes import ERRORS, ChatMessage, remember, reproject
+from ops.api.routes import ERRORS, chat_messages, remember, reproject
 from retrieval.search import InvalidQuery, Scope, search
 
 router = APIRouter(tags=["mem0"], responses=ERRORS)
@@ -186,20 +186,14 @@ def add(
     """Append the messages to the ledger as a session of their own and close it: the
     builder turns them into memories asynchronously."""
     ids = {**entity_ids(body.filters), **body.model_dump(include=set(_ENTITIES), exclude_none=True)}
-    speaker = ids.get("user_id") or ids.get("agent_id")
-    if speaker is None:
-        raise InvalidQuery("one of user_id or agent_id is required", field="user_id")
-    channel = ids.get("run_id") or f"mem0-{speaker}"
-    messages = [
-        ChatMessage(str(m.get("role", "user")), str(m.get("content", ""))) for m in body.messages
-    ]
-    out = remember(
-        messages, channel, speaker, ids.get("agent_id") or "assistant", body.metadata or {}, owner,
-        conn, state, tasks,
+    user = ids.get("user_id")
+    if user is None:  # memory is learnt from a user's turns; agent_id names the assistant
+        raise InvalidQuery("a user_id is required (in filters or at the top)", field="user_id")
+    channel = ids.get("run_id") or f"mem0-{user}"
+    remember(
+        chat_messages(body.messages), channel, user, ids.get("agent_id") or "assistant",
+        body.metadata or {}, owner, conn, state, tasks,
     )  # fmt: skip
-    if out.rejected:
-        first = next(r for r in out.results if r.status == "rejected")
-        raise InvalidQuery(first.reason or "message rejected", field=f"messages.{first.field}")
     event_id = str(uuid.uuid4())
     return AddOut(message="memory processing queued", status="PENDING", event_id=event_id)
 

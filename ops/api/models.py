@@ -157,7 +157,7 @@ class MemoryAddIn(Strict):
     """Remember text for a user: it goes through the ledger and the builder like any chat."""
 
     user_id: UserId
-    messages: list[dict[str, str]] = Field(min_length=1, max_length=1000)
+    messages: list[dict[str, Any]] = Field(min_length=1, max_length=1000)
     channel_id: UserId | None = None
 
 

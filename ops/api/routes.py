@@ -18,9 +18,10 @@ from ledger.db import Conn
 from ledger.errors import InvalidEvent
 from ledger.events import EventIn, parse_events
 from ledger.scope import ID_PATTERN
-from ledger.store import AppendResult, append, close_session
+from ledger.store import AppendResult, append, close_session, open_session_id
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
 from observations.edits import (
+    InvalidEdit,
     delete_entry,
     delete_owner_entries,
     edit_entry,
@@ -292,16 +293,37 @@ def post_memories(
     body: MemoryAddIn, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
 ) -> EventsOut:
     """Remember messages of a user: appended to the ledger as a session of their own, which
-    is closed and built like any other (asynchronously)."""
+    is closed and built like any other (asynchronously). A message that cannot be stored
+    fails the whole request: nothing is written."""
     channel = body.channel_id or f"memories-{body.user_id}"
-    messages = [ChatMessage(m.get("role", "user"), m.get("content", "")) for m in body.messages]
+    messages = chat_messages(body.messages)
     return remember(messages, channel, body.user_id, "assistant", {}, owner, conn, state, tasks)
+
+
+ROLES = {"user": "user", "assistant": "assistant", "system": "system"}  # chat role → event
 
 
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
     role: str
     content: str
+
+
+def chat_messages(raw: list[dict[str, Any]]) -> list[ChatMessage]:
+    """Chat messages as OpenAI-style clients send them: a role (user, assistant, system)
+    and a content that is text or a list of parts, whose text parts are joined."""
+    messages = []
+    for i, m in enumerate(raw):
+        role, content = m.get("role", "user"), m.get("content")
+        if role not in ROLES:
+            raise InvalidEdit("role must be user, assistant or system", field=f"messages.{i}.role")
+        if isinstance(content, list):
+            parts = [p.get("text") for p in content if isinstance(p, dict)]
+            content = "\n".join(p for p in parts if isinstance(p, str))
+        if not isinstance(content, str):
+            raise InvalidEdit("content must be text", field=f"messages.{i}.content")
+        messages.append(ChatMessage(ROLES[role], content))
+    return messages
 
 
 def remember(
@@ -315,13 +337,20 @@ def remember(
     state: ApiState,
     tasks: BackgroundTasks,
 ) -> EventsOut:
-    """Append messages (user turns by ``speaker``) as events and close their session now."""
+    """Append messages (user turns by ``speaker``) as a session of their own and close it.
+    The channel must have no open session: the messages would join a live chat and close
+    it. A message the ledger refuses fails the request (its transaction rolls back)."""
+    if open_session_id(conn, owner.tenant_id, channel) is not None:
+        raise InvalidEdit(
+            "the channel has an open session (a live chat): remember into a channel of its own",
+            field="channel_id",
+        )
     now = state.clock()
     events = [
         {
             "external_id": f"memory-{uuid.uuid4().hex}",
             "channel_id": channel,
-            "role": "assistant" if m.role == "assistant" else "user",
+            "role": m.role,
             "actor_id": assistant if m.role == "assistant" else speaker,
             "content": m.content,
             "occurred_at": now,
@@ -330,9 +359,13 @@ def remember(
         for m in messages
     ]
     out = _ingest(conn, events, owner, state, tasks)
-    for session_id in sorted({r.session_id for r in out.results if r.session_id is not None}):
+    for r in out.results:
+        if r.status == "rejected":
+            raise InvalidEdit(r.reason or "message refused", field=f"messages.{r.index}.{r.field}")
+    opened = sorted({r.session_id for r in out.results if r.session_id is not None})
+    for session_id in opened:
         post_close(session_id, owner, conn, state, tasks)
-    return out
+    return out.model_copy(update={"sessions_closed": sorted({*out.sessions_closed, *opened})})
 
 
 @router.put("/entries/{entry_id}", tags=["memories"])

@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from ledger.db import connect
 from ops.api.app import create_app
 from ops.metrics import shared_metrics
 from tests.events import sample_events
@@ -329,6 +330,63 @@ def test_edits_and_deletes_reach_the_read_models(server: Server) -> None:
         assert client.get("/v1/users/maya/profile").json() == []
         context = client.post("/v1/context", json={"query": "allergies?", "user_id": "maya"})
         assert "## User profile" not in context.json()["text"]
+
+
+def test_remembered_messages_form_a_session_of_their_own_or_nothing_is_written(
+    server: Server,
+) -> None:
+    with client_for(server, "tenant-r") as client:
+
+        def remember(route: str, body: dict[str, Any]) -> httpx.Response:
+            return client.post(route, json=body)
+
+        def sessions() -> list[tuple[int, str]]:
+            with connect(server.db_url) as conn:
+                rows = conn.execute(
+                    "SELECT id, status FROM memory_sessions WHERE tenant_id = 'tenant-r'"
+                    " ORDER BY id"
+                ).fetchall()
+            return [(r["id"], r["status"]) for r in rows]
+
+        live = client.post("/v1/events", json={"events": [dict(SAMPLE[-1], channel_id="dm")]})
+        [(chat, status)] = sessions()
+        assert status == "open"
+        refused = [
+            ("/v1/memories", {"user_id": "zoe", "messages": [
+                {"role": "user", "content": "I love sailing."},
+                {"role": "user", "content": "   "}]}, "messages.1.content"),
+            ("/v1/memories", {"user_id": "zoe", "channel_id": "dm", "messages": [
+                {"role": "user", "content": "I love sailing."}]}, "channel_id"),
+            ("/v3/memories/add/", {"user_id": "zoe", "messages": [
+                {"role": "tool", "content": "42"}]}, "messages.0.role"),
+            ("/v3/memories/add/", {"user_id": "zoe", "messages": [
+                {"role": "user", "content": None}]}, "messages.0.content"),
+            ("/v3/memories/add/", {"agent_id": "atlas", "messages": [
+                {"role": "user", "content": "I love sailing."}]}, "user_id"),
+        ]  # fmt: skip
+        for route, body, field in refused:
+            out = remember(route, body)
+            assert out.status_code == 422 and field in str(out.json()["fields"]), out.text
+        assert live.status_code == 200 and sessions() == [(chat, "open")]  # nothing written
+
+        out = remember("/v1/memories", {"user_id": "zoe", "messages": [
+            {"role": "user", "content": "I love sailing."}]}).json()  # fmt: skip
+        assert out["sessions_closed"] == [out["results"][0]["session_id"]]
+        parts = [{"type": "text", "text": "I live in"}, {"type": "text", "text": "Lisbon."}]
+        added = remember("/v3/memories/add/", {
+            "messages": [{"role": "system", "content": "Be brief."},
+                         {"role": "user", "content": parts}],
+            "filters": {"user_id": "zoe"}})  # fmt: skip
+        assert added.status_code == 200, added.text
+        with connect(server.db_url) as conn:
+            stored = conn.execute(
+                "SELECT role, content FROM memory_session_events"
+                " WHERE tenant_id = 'tenant-r' AND channel_id = 'mem0-zoe' ORDER BY id"
+            ).fetchall()
+        assert [(r["role"], r["content"]) for r in stored] == [
+            ("system", "Be brief."),
+            ("user", "I live in\nLisbon."),
+        ]
 
 
 def test_maintenance_runs_a_job_once_per_window_for_the_keys_tenant(server: Server) -> None:
