@@ -2,8 +2,10 @@
 
 ``build_session`` is idempotent: a session already built with the same build version is
 left as it is. A new build version replaces the session's observations and updates its
-entries in place, each change written to the entry history. A session locked by another
-builder is skipped (``BuildOutcome.busy``), so no session is built twice at once.
+entries in place, each change written to the entry history. Entries someone edited or
+deleted (through the API) are left as they are: a rebuild neither rewrites nor revives
+them. A session locked by another builder is skipped (``BuildOutcome.busy``), so no
+session is built twice at once.
 """
 
 from __future__ import annotations
@@ -182,15 +184,16 @@ def _store_items(
 ) -> int:
     """Observations, entries (inserted, or updated in place by owner+key), lineage links and
     history — a handful of set-based statements whatever the number of items."""
-    previous = {
-        (r["owner_type"], r["owner_id"], r["key"]): r
-        for r in conn.execute(Q["session_entries"], base).fetchall()
-    }
+    rows = conn.execute(Q["session_entries"], base).fetchall()
+    curated = {(r["owner_type"], r["owner_id"], r["key"]): r["id"] for r in rows if r["curated"]}
+    previous = {(r["owner_type"], r["owner_id"], r["key"]): r for r in rows if not r["curated"]}
     observations = _insert_observations(conn, base, items, config, extraction)
     columns = {**base, "embedding_model": config.embedder.model}
-    fresh = [i for i, item in enumerate(items) if _ident(item) not in previous]
+    fresh = [
+        i for i, item in enumerate(items) if _ident(item) not in previous.keys() | curated.keys()
+    ]
     kept = [i for i, item in enumerate(items) if _ident(item) in previous]
-    entry_ids: dict[tuple[str, str, str], int] = {}
+    entry_ids: dict[tuple[str, str, str], int] = dict(curated)  # as someone left them
     history: list[HistoryRow] = []
     if fresh:
         added = [items[i] for i in fresh]
@@ -206,7 +209,7 @@ def _store_items(
         olds = [previous.pop(_ident(item)) for item in updated]
         values = _entry_columns(updated, [vectors[i] for i in kept], external)
         values["id"] = [o["id"] for o in olds]
-        conn.execute(Q["update_entries"], {**columns, **values})
+        changed = {r["id"] for r in conn.execute(Q["update_entries"], {**columns, **values})}
         entry_ids.update({_ident(item): o["id"] for item, o in zip(updated, olds, strict=True)})
         history += [
             HistoryRow(
@@ -219,7 +222,7 @@ def _store_items(
                 "rebuilt",
             )
             for item, o in zip(updated, olds, strict=True)
-            if o["canonical_statement"] != item.statement
+            if o["id"] in changed
         ]
     links = {"src_id": observations, "dst_id": [entry_ids[_ident(i)] for i in items]}
     conn.execute(Q["insert_links"], {**base, **links})

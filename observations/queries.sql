@@ -45,10 +45,19 @@ SELECT %(tenant_id)s, %(session_id)s, %(build_version)s, i.owner_type, i.owner_i
 RETURNING id, owner_type, owner_id, key;
 
 -- name: session_entries
-SELECT id, owner_type, owner_id, key, canonical_statement, status
-  FROM memory_entries
- WHERE tenant_id = %(tenant_id)s AND source_session_id = %(session_id)s
-   AND status <> 'deleted';
+-- The session's entries a new build replaces, and those it must leave as they are:
+-- "curated" ones, changed by someone (an edit or a delete through the API) rather than by
+-- the builder or consolidation. A rebuild neither rewrites nor revives those.
+SELECT e.id, e.owner_type, e.owner_id, e.key, e.canonical_statement, e.status, c.curated
+  FROM memory_entries e
+ CROSS JOIN LATERAL (
+       SELECT EXISTS (
+              SELECT 1 FROM memory_entry_history h
+               WHERE h.tenant_id = e.tenant_id AND h.entry_id = e.id
+                 AND h.actor <> 'builder' AND h.actor NOT LIKE 'consolidation:%%')
+              AS curated) AS c
+ WHERE e.tenant_id = %(tenant_id)s AND e.source_session_id = %(session_id)s
+   AND (e.status <> 'deleted' OR c.curated);
 
 -- name: insert_entries
 -- Vectors are sent binary (%(embedding)b): formatting floats as text costs ~0.25 ms each.
@@ -77,6 +86,9 @@ UPDATE memory_entries e
        confidence = i.confidence, importance = i.importance, valid_from = i.valid_from,
        source_event_ids = i.source_event_ids::bigint[],
        source_external_ids = ARRAY(SELECT jsonb_array_elements_text(i.source_external_ids)),
+       -- a fact whose start moved past the end supersede gave it ends where it starts
+       -- (supersede at build time then re-slots the timeline)
+       valid_to = CASE WHEN e.valid_to < i.valid_from THEN i.valid_from ELSE e.valid_to END,
        updated_at = %(now)s
   FROM unnest(%(id)s::bigint[], %(kind)s::text[], %(statement)s::text[], %(fields)s::jsonb[],
               %(embedding)b::vector[], %(confidence)s::real[], %(importance)s::real[],
@@ -84,7 +96,15 @@ UPDATE memory_entries e
               %(source_external_ids)s::jsonb[])
        AS i(id, kind, statement, fields, embedding, confidence, importance, valid_from,
             source_event_ids, source_external_ids)
- WHERE e.tenant_id = %(tenant_id)s AND e.id = i.id;
+ WHERE e.tenant_id = %(tenant_id)s AND e.id = i.id
+   -- only what changes: each changed entry gets its history row, an unchanged one neither
+   -- a row nor a new updated_at
+   AND (e.kind, e.canonical_statement, e.fields, e.confidence, e.importance, e.valid_from,
+        e.source_event_ids, e.embedding_model)
+       IS DISTINCT FROM
+       (i.kind, i.statement, i.fields, i.confidence, i.importance, i.valid_from,
+        i.source_event_ids::bigint[], %(embedding_model)s)
+RETURNING e.id;
 
 -- name: delete_entries
 UPDATE memory_entries

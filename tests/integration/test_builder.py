@@ -370,6 +370,67 @@ def test_new_build_version_updates_entries_in_place_with_history(conn: Conn) -> 
     assert other_sessions_rows(conn, tenant, session_id) == others_before
 
 
+def test_a_rebuild_leaves_what_someone_edited_or_deleted_and_records_every_change(
+    conn: Conn,
+) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    session_id = list_sessions(conn, tenant)[0]["id"]
+    old = session_entries(conn, tenant, session_id)
+    deleted, edited, retuned, *_ = [k for k, e in old.items() if e["kind"] in FACT_KINDS]
+    delete_entry(conn, tenant, old[deleted]["id"], actor="api:ops", now=NOW)
+    edit_entry(conn, tenant, old[edited]["id"], "Edited by hand.", embedder=HashEmbedder(),
+               actor="api:ops", now=NOW)  # fmt: skip
+
+    def revise(item: Extracted) -> Extracted:  # the same statements; one confidence moves
+        if (item.owner_type, item.owner_id, item.key) == retuned:
+            return dataclasses.replace(item, confidence=round(item.confidence - 0.05, 2))
+        return item
+
+    v2 = BuildConfig(Revised("next", revise), HashEmbedder())
+    assert build_session(conn, tenant, session_id, v2, now=LATER).status == "built"
+    new = session_entries(conn, tenant, session_id)
+    assert {k: e["id"] for k, e in new.items()} == {k: e["id"] for k, e in old.items()}
+    assert new[deleted]["status"] == "deleted"  # not revived, not added again
+    assert new[edited]["canonical_statement"] == "Edited by hand."  # not rewritten
+    assert history_actions(conn, tenant, old[deleted]["id"]) == ["ADD", "DELETE"]
+    assert history_actions(conn, tenant, old[edited]["id"]) == ["ADD", "UPDATE"]
+    # a change that keeps the statement is a change: its history row lets the read
+    # models and supersede see it
+    assert new[retuned]["confidence"] != old[retuned]["confidence"]
+    assert history_actions(conn, tenant, old[retuned]["id"]) == ["ADD", "UPDATE"]
+    for key in set(old) - {deleted, edited, retuned}:
+        assert new[key]["updated_at"] == old[key]["updated_at"]  # untouched
+        assert history_actions(conn, tenant, old[key]["id"]) == ["ADD"]
+
+
+def test_a_rebuild_may_move_a_superseded_fact_past_its_successor(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    session_id = list_sessions(conn, tenant)[0]["id"]
+    entry = next(e for e in session_entries(conn, tenant, session_id).values()
+                 if e["kind"] in FACT_KINDS)  # fmt: skip
+    ended = entry["valid_from"] + timedelta(hours=1)
+    conn.execute(  # as supersede leaves a fact a later one replaced
+        "UPDATE memory_entries SET status = 'superseded', valid_to = %s WHERE id = %s",
+        [ended, entry["id"]],
+    )
+    later_start = ended + timedelta(days=1)
+    key = (entry["owner_type"], entry["owner_id"], entry["key"])
+
+    def revise(item: Extracted) -> Extracted:
+        if (item.owner_type, item.owner_id, item.key) == key:
+            return dataclasses.replace(item, valid_from=later_start)
+        return item
+
+    v2 = BuildConfig(Revised("next", revise), HashEmbedder())
+    assert build_session(conn, tenant, session_id, v2, now=LATER).status == "built"
+    [moved] = rows(conn, "memory_entries", tenant, "id = %s", entry["id"])
+    assert moved["valid_from"] == moved["valid_to"] == later_start
+
+
 def test_after_a_new_build_version_entry_lineage_names_only_existing_observations(
     conn: Conn,
 ) -> None:
