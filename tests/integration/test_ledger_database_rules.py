@@ -123,13 +123,13 @@ def test_the_app_role_under_tenant_scope_cannot_rewrite_its_own_ledger(
     assert events_of(conn, tenant_with_events) == before
 
 
-def _mark_built(conn: Conn, tenant: str, session_id: int) -> None:
-    """Close (if still open) and mark built, as the builder would."""
+def _mark_built(conn: Conn, tenant: str, session_id: int, closed_at: datetime = NOW) -> None:
+    """Close (if still open, at ``closed_at``) and mark built, as the builder would."""
     conn.execute(
-        "UPDATE memory_sessions SET status = 'closed', closed_at = %(now)s,"
+        "UPDATE memory_sessions SET status = 'closed', closed_at = %(closed)s,"
         " ended_at = last_event_at, close_reason = 'explicit'"
         " WHERE tenant_id = %(t)s AND id = %(id)s AND status = 'open'",
-        {"t": tenant, "id": session_id, "now": NOW},
+        {"t": tenant, "id": session_id, "closed": closed_at},
     )
     conn.execute(
         "UPDATE memory_sessions SET status = 'built', built_at = %(now)s"
@@ -151,9 +151,11 @@ def test_retention_delete_removes_an_old_built_session_and_its_events(conn: Conn
         [NOW, tenant, unbuilt_id],
     )
     (other_id,) = append(conn, other, [ev("o", 0)], now=NOW).opened
-    for t, sid in ((tenant, old_id), (tenant, recent_id), (other, other_id)):
-        _mark_built(conn, t, sid)
-    cutoff = T0 + timedelta(days=1)
+    later = NOW + timedelta(days=3)  # age counts from the close, on the server's clock
+    for t, sid, closed_at in ((tenant, old_id, NOW), (tenant, recent_id, later),
+                              (other, other_id, NOW)):  # fmt: skip
+        _mark_built(conn, t, sid, closed_at)
+    cutoff = NOW + timedelta(days=1)
 
     deleted = count(conn, "SELECT memledger_retention_delete(%s, %s)", [tenant, cutoff])
 
