@@ -11,7 +11,9 @@ from observations.extract.dates import MONTHS
 from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS
 
 STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+# letters of any script: "Zürich" is one word, and "日本語" and "Русский" are not nothing
+_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
+_SLUG_PART = 32  # characters of one key part at most (a run of CJK text is one "word")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+|\s+[–—]\s+|;\s+")
 _ABBREVIATIONS = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx)\.$", re.I)
 _LEADING_FILLER = re.compile(
@@ -104,7 +106,9 @@ def gerund(verb: str) -> str:
 
 def slug(text: str, limit: int = 3) -> str:
     """A stable key part: the first ``limit`` content words, singular, hyphen-joined."""
-    parts = [singular(w.replace("'", "")) for w in content_words(text, FUNCTION_WORDS)][:limit]
+    parts = [
+        singular(w.replace("'", ""))[:_SLUG_PART] for w in content_words(text, FUNCTION_WORDS)
+    ][:limit]
     return "-".join(p for p in parts if p) or "general"
 
 

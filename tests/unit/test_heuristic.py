@@ -120,6 +120,18 @@ def test_extracts_goal_from_my_goal_is() -> None:
     assert item.statement == "Caroline's goal is to run a marathon before Caroline turns forty."
 
 
+def test_keys_keep_the_words_of_any_script_so_distinct_objects_stay_distinct() -> None:
+    items = extract([
+        ("melanie", "I love Zürich."),
+        ("melanie", "I love München."),
+        ("melanie", "My goal is to learn Русский."),
+        ("melanie", "My goal is to learn 日本語."),
+    ])  # fmt: skip
+    keys = {i.key for i in items}
+    assert {"preference:zürich", "preference:münchen"} <= keys
+    assert {"goal:learn-русский", "goal:learn-日本語"} <= keys
+
+
 def test_extracts_allergy_as_constraint() -> None:
     item = only(extract(CHAT), "constraint:allergy:peanut")
     assert item.kind == "constraint"
