@@ -95,7 +95,11 @@ _NOT_CLAIMS = _DATE_WORDS | _FRAMING_WORDS
 _PERSONAL_LOWER = _wordset(
     "me my mine myself we our ours ourselves you your yours yourself yourselves"
 )
-_PERSONAL = frozenset({"I", *_PERSONAL_LOWER, *(w.capitalize() for w in _PERSONAL_LOWER)})
+_PERSONAL = frozenset(
+    {"I", *_PERSONAL_LOWER}
+    | {w.capitalize() for w in _PERSONAL_LOWER}
+    | {w.upper() for w in _PERSONAL_LOWER}  # "MY FAVORITE DRINK IS TEA"
+)
 _POSSESSIVE = re.compile(r"['’]s\b")
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 

@@ -158,13 +158,14 @@ def test_gates_drop_empty_and_pronoun_only_statements(statement: str) -> None:
 def test_gates_drop_first_and_second_person_statements_but_not_the_us() -> None:
     first_person = _item("I am a nurse, and I love to paint landscapes.")
     second_person = _item("You went to a LGBTQ support group.", (11,))
+    shouted = _item("MELANIE IS A NURSE AND MY FAVORITE PAINTER.")
     country = _item("Melanie is a nurse who moved to the US.", (12,), confidence=0.9)
     session = _session(
         [*TURNS[:1], (12, "user", "melanie", "Melanie", "I'm a nurse, I moved to the US.", {})]
     )
-    result = apply_gates([first_person, second_person, country], session)
+    result = apply_gates([first_person, second_person, shouted, country], session)
     assert result.items == (country,)
-    assert result.dropped == _counts(not_self_contained=2)
+    assert result.dropped == _counts(not_self_contained=3)
 
 
 def test_gates_drop_items_below_min_confidence_and_keep_those_at_it() -> None:
