@@ -14,9 +14,10 @@ import re
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Query
+from fastapi import APIRouter, BackgroundTasks, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from ledger.db import Conn
 from ledger.scope import ID_PATTERN, check_id
 from observations.edits import (
     EntryNotFound,
@@ -244,7 +245,16 @@ def get_all(
 
 @router.get("/v1/memories/{memory_id}/")
 def get_memory(memory_id: str, owner: Owner, conn: TenantConn) -> Memory:
-    return _memory(get_entry(conn, owner.tenant_id, _entry_id(owner.tenant_id, memory_id)))
+    """A current memory (a deleted or replaced one is gone for Mem0; its history stays)."""
+    return _memory(_current(conn, owner.tenant_id, memory_id))
+
+
+def _current(conn: Conn, tenant_id: str, memory_id: str) -> dict[str, Any]:
+    entry_id = _entry_id(tenant_id, memory_id)
+    row = get_entry(conn, tenant_id, entry_id)
+    if row["status"] != "active":
+        raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id, status=row["status"])
+    return row
 
 
 @router.put("/v1/memories/{memory_id}/")
@@ -256,16 +266,16 @@ def update_memory(
     state: State,
     tasks: BackgroundTasks,
 ) -> Memory:
-    """Rewrite a memory's text (re-embedded, kept in its history)."""
-    entry_id = _entry_id(owner.tenant_id, memory_id)
-    if body.text is None:
-        return _memory(get_entry(conn, owner.tenant_id, entry_id))
+    """Rewrite a memory's text and/or metadata (re-embedded, kept in its history)."""
+    current = _current(conn, owner.tenant_id, memory_id)
+    if body.text is None and body.metadata is None:
+        return _memory(current)
     reproject(state, owner.tenant_id, tasks)
     row = edit_entry(
         conn,
         owner.tenant_id,
-        entry_id,
-        body.text,
+        current["id"],
+        body.text or current["canonical_statement"],
         embedder=state.embedder,
         actor=owner.actor,
         now=state.clock(),
@@ -303,6 +313,24 @@ def delete_all(
                 conn, owner.tenant_id, owner_type, owner_id, actor=owner.actor, now=state.clock()
             )
     return Message(message="Memories deleted successfully!")
+
+
+@router.delete("/v2/entities/{entity_type}/{entity_id}/")
+def delete_entity(
+    entity_type: Annotated[str, Path(pattern="^(user|agent)$")],
+    entity_id: Annotated[str, Path(pattern=ID_PATTERN, max_length=128)],
+    owner: Owner,
+    conn: TenantConn,
+    state: State,
+    tasks: BackgroundTasks,
+) -> Message:
+    """Delete every memory of a user or agent (``delete_users`` and ``reset``; kept as
+    history). Apps and runs hold no memories of their own here."""
+    reproject(state, owner.tenant_id, tasks)
+    delete_owner_entries(
+        conn, owner.tenant_id, entity_type, entity_id, actor=owner.actor, now=state.clock()
+    )
+    return Message(message="Entity deleted successfully!")
 
 
 @router.get("/v1/memories/{memory_id}/history/")

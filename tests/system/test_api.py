@@ -261,11 +261,21 @@ def test_the_unmodified_mem0_client_works_against_memledger(
     assert client.get(memory["id"])["memory"] == memory["memory"]
     client.update(memory["id"], text="Ines is allergic to shellfish and to peanuts.")
     assert "peanuts" in client.get(memory["id"])["memory"]
-    assert [h["event"] for h in client.history(memory["id"])] == ["ADD", "UPDATE"]
+    client.update(memory["id"], metadata={"source": "crm"})
+    assert client.get(memory["id"])["metadata"]["source"] == "crm"
+    assert "peanuts" in client.get(memory["id"])["memory"]
+    assert [h["event"] for h in client.history(memory["id"])] == ["ADD", "UPDATE", "UPDATE"]
     assert {"type": "user", "name": "ines"}.items() <= client.users()["results"][0].items()
     client.delete(memory["id"])
     assert [h["event"] for h in client.history(memory["id"])][-1] == "DELETE"
+    with pytest.raises(MemoryNotFoundError):
+        client.get(memory["id"])  # deleted: gone for Mem0, its history kept
     client.delete_all(user_id="ines")
+    assert client.get_all(filters={"user_id": "ines"})["count"] == 0
+    client.add([{"role": "user", "content": "My sister Ana lives in Porto."}], user_id="ines")
+    server.build_queued()
+    assert client.get_all(filters={"user_id": "ines"})["count"] >= 1
+    client.delete_users(user_id="ines")
     assert client.get_all(filters={"user_id": "ines"})["count"] == 0
     with pytest.raises(MemoryNotFoundError):
         client.get("999999999")
