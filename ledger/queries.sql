@@ -113,7 +113,7 @@ SELECT e.id, e.external_id, e.actor_id, e.actor_name, e.role, e.content, e.occur
  ORDER BY e.occurred_at DESC, e.seq DESC
  LIMIT %(limit)s;
 
--- name: open_session_id
-SELECT id FROM memory_sessions
+-- name: open_session
+SELECT id, event_count FROM memory_sessions
  WHERE tenant_id = %(tenant_id)s AND channel_id = %(channel_id)s AND status = 'open'
    AND (%(participant)s::text IS NULL OR %(participant)s = ANY (participants));

@@ -322,11 +322,11 @@ def open_session_tail(
         return conn.execute(Q["open_session_tail"], params).fetchall()[::-1]
 
 
-def open_session_id(
+def open_session(
     conn: Conn, tenant_id: str, channel_id: str, *, participant: str | None = None
-) -> int | None:
-    """The channel's open session; with ``participant``, only one they took part in."""
+) -> dict[str, Any] | None:
+    """The channel's open session (id, event_count); with ``participant``, only one they
+    took part in."""
     with tenant_scope(conn, tenant_id):
         params = {"tenant_id": tenant_id, "channel_id": channel_id, "participant": participant}
-        row = conn.execute(Q["open_session_id"], params).fetchone()
-    return None if row is None else int(row["id"])
+        return conn.execute(Q["open_session"], params).fetchone()

@@ -16,7 +16,7 @@ import redis
 import structlog
 
 from ledger.db import Conn
-from ledger.store import open_session_id, open_session_tail
+from ledger.store import open_session, open_session_tail
 from retrieval.items import RecentMessage
 
 log = structlog.get_logger(__name__)
@@ -95,13 +95,14 @@ def recent_messages(
     holds them, else from the ledger. With ``participant`` (the user or agent a bundle is
     for), none unless they took part in that session: naming a channel shows nobody
     another user's conversation."""
-    session_id = open_session_id(conn, tenant_id, channel_id, participant=participant)
-    if session_id is None:
+    session = open_session(conn, tenant_id, channel_id, participant=participant)
+    if session is None:
         return []
     cached = window.cached(tenant_id, channel_id) if window is not None else None
-    if cached is not None:
-        mine = [m for m in cached if m["session_id"] == session_id][:limit]
-        if mine:  # an empty window for an open session means Redis lost it: use the ledger
+    if window is not None and cached is not None:
+        mine = [m for m in cached if m["session_id"] == session["id"]][:limit]
+        # fewer than the session holds means Redis lost some (or all): use the ledger
+        if len(mine) >= min(limit, window.size, session["event_count"]):
             return [_recent(m) for m in reversed(mine)]
     rows = open_session_tail(conn, tenant_id, channel_id, limit=limit)
     return [_recent(_message(r)) for r in rows]

@@ -18,7 +18,7 @@ from ledger.db import Conn
 from ledger.errors import InvalidEvent
 from ledger.events import EventIn, parse_events
 from ledger.scope import ID_PATTERN
-from ledger.store import AppendResult, append, close_session, open_session_id
+from ledger.store import AppendResult, append, close_session, open_session
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
 from observations.edits import (
     InvalidEdit,
@@ -340,7 +340,7 @@ def remember(
     """Append messages (user turns by ``speaker``) as a session of their own and close it.
     The channel must have no open session: the messages would join a live chat and close
     it. A message the ledger refuses fails the request (its transaction rolls back)."""
-    if open_session_id(conn, owner.tenant_id, channel) is not None:
+    if open_session(conn, owner.tenant_id, channel) is not None:
         raise InvalidEdit(
             "the channel has an open session (a live chat): remember into a channel of its own",
             field="channel_id",

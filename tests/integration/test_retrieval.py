@@ -274,6 +274,18 @@ def test_recent_messages_come_from_redis_and_from_the_ledger_when_redis_is_down(
     assert [m.content for m in bundle.recent] == [m.content for m in from_ledger]
 
 
+def test_a_window_that_lost_some_of_the_sessions_messages_gives_way_to_the_ledger(
+    conn: Conn, redis_url: str
+) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
+    result = append(conn, tenant, events, now=NOW)
+    window = RecentWindow.from_url(redis_url, size=3)
+    assert window.record(tenant, _stored(events, result)[-1:])  # the others' record failed
+    recent = recent_messages(conn, window, tenant, "dm-maya", limit=3)
+    assert [m.external_id for m in recent] == [e["external_id"] for e in events[1:]]
+
+
 def test_recent_messages_are_only_for_someone_who_took_part_in_the_session(
     conn: Conn, redis_url: str
 ) -> None:
