@@ -200,27 +200,32 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await _too_large(send, self.limit)
+        if declared is not None:  # the server reads exactly that many bytes
+            if declared.isdigit() and int(declared) > self.limit:
+                await _too_large(send, self.limit)
+                return
+            await self.app(scope, receive, send)
             return
-        seen = 0
-
-        async def limited() -> Any:
-            nonlocal seen
+        # A body of unknown length (chunked) is read here, up to the limit, and handed on
+        # whole: refused inside the app, it would be a 400 from the framework's reader.
+        chunks, size = [], 0
+        while True:
             message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise _BodyTooLarge()
-            return message
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.limit:
+                await _too_large(send, self.limit)
+                return
+            if not message.get("more_body", False):
+                break
+        pending = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
 
-        try:
-            await self.app(scope, limited, send)
-        except _BodyTooLarge:
-            await _too_large(send, self.limit)
+        async def replay() -> Any:
+            return pending.pop() if pending else await receive()
 
-
-class _BodyTooLarge(Exception):
-    pass
+        await self.app(scope, replay, send)
 
 
 async def _too_large(send: Send, limit: int) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -101,6 +102,13 @@ def test_bad_input_is_a_4xx_naming_the_field(server: Server) -> None:
     big = b'{"events": [' + b" " * (9 * 1024 * 1024) + b"]}"
     r = httpx.post(f"{server.url}/v1/events", content=big, headers=headers)
     assert r.status_code == 413
+    chunked = iter([big[i : i + 65536] for i in range(0, len(big), 65536)])  # no length
+    r = httpx.post(f"{server.url}/v1/events", content=chunked, headers=headers)
+    assert r.status_code == 413 and r.json()["error"] == "PayloadTooLarge"
+    event = json.dumps(dict(SAMPLE[0], channel_id="chunked")).encode()
+    small = iter([b'{"events": [', event, b"]}"])
+    r = httpx.post(f"{server.url}/v1/events", content=small, headers=json_headers)
+    assert r.status_code == 200 and r.json()["accepted"] == 1
 
 
 def test_an_event_postgresql_could_not_store_is_rejected_alone(server: Server) -> None:
