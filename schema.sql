@@ -80,6 +80,8 @@ CREATE TABLE IF NOT EXISTS memory_session_events (
     content      text        NOT NULL CHECK (content <> ''),
     -- the chat backend's time (may be in the past for replayed transcripts)
     occurred_at  timestamptz NOT NULL,
+    -- the UTC offset it was sent with: the speaker's local day dates "yesterday"
+    utc_offset_minutes smallint NOT NULL DEFAULT 0,
     -- system time of the append
     recorded_at  timestamptz NOT NULL,
     -- the backend's message id: a retry with the same id is a no-op
@@ -94,6 +96,9 @@ CREATE TABLE IF NOT EXISTS memory_session_events (
     -- events explicitly.
     UNIQUE (tenant_id, session_id, seq)
 );
+-- a database made before the column
+ALTER TABLE memory_session_events
+    ADD COLUMN IF NOT EXISTS utc_offset_minutes smallint NOT NULL DEFAULT 0;
 
 CREATE TABLE IF NOT EXISTS memory_observations (
     tenant_id          text        NOT NULL,

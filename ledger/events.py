@@ -110,9 +110,10 @@ class EventIn(BaseModel):
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError("has no timezone offset")
         try:
-            return value.astimezone(UTC)
+            value.astimezone(UTC)
         except OverflowError as exc:  # a time at the edge of year 1 or 9999
             raise ValueError("is out of range") from exc
+        return value  # with its own offset: the speaker's local day dates what they say
 
 
 def parse_events(

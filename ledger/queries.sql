@@ -54,14 +54,15 @@ WITH created AS (
 stored AS (
     INSERT INTO memory_session_events
            (tenant_id, session_id, channel_id, seq, role, actor_id, actor_name, content,
-            occurred_at, recorded_at, external_id, metadata)
+            occurred_at, utc_offset_minutes, recorded_at, external_id, metadata)
     SELECT %(tenant_id)s, coalesce((x.e ->> 0)::bigint, c.id), v.channel_id,
            (x.e ->> 1)::integer, v.role, v.actor_id, v.actor_name, v.content, v.occurred_at,
-           %(now)s, v.external_id, v.metadata
+           v.utc_offset, %(now)s, v.external_id, v.metadata
       FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS x (e, n)
      CROSS JOIN LATERAL json_to_record(x.e -> 3)
            AS v (channel_id text, role text, actor_id text, actor_name text, content text,
-                 occurred_at timestamptz, external_id text, metadata jsonb)
+                 occurred_at timestamptz, utc_offset smallint, external_id text,
+                 metadata jsonb)
       LEFT JOIN created c
         ON x.e ->> 0 IS NULL AND c.channel_id = v.channel_id
        AND c.started_at = (x.e ->> 2)::timestamptz

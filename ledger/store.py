@@ -227,10 +227,16 @@ def _event_json(e: EventIn) -> str:
             "actor_name": e.actor_name,
             "content": e.content,
             "occurred_at": e.occurred_at.isoformat(),
+            "utc_offset": utc_offset_minutes(e.occurred_at),
             "external_id": e.external_id,
             "metadata": e.metadata,
         }
     )
+
+
+def utc_offset_minutes(at: datetime) -> int:
+    offset = at.utcoffset()
+    return 0 if offset is None else int(offset.total_seconds() // 60)
 
 
 def _session_row(placed: _Placed, events: list[EventIn], now: datetime) -> dict[str, Any]:

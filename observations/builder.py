@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
 
 from psycopg.types.json import Jsonb
@@ -140,12 +140,15 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
 
 
 def _session_input(row: dict[str, Any], events: Sequence[dict[str, Any]]) -> SessionInput:
+    """The session as extractors see it: every time at the offset its event was sent with
+    (the session's start and end at their first and last event's)."""
+    offsets = [e["utc_offset_minutes"] for e in events] or [0]
     return SessionInput(
         tenant_id=row["tenant_id"],
         session_id=row["id"],
         channel_id=row["channel_id"],
-        started_at=row["started_at"],
-        ended_at=row["ended_at"] or row["last_event_at"],
+        started_at=_local(row["started_at"], offsets[0]),
+        ended_at=_local(row["ended_at"] or row["last_event_at"], offsets[-1]),
         events=tuple(
             SessionEvent(
                 e["id"],
@@ -154,12 +157,18 @@ def _session_input(row: dict[str, Any], events: Sequence[dict[str, Any]]) -> Ses
                 e["actor_id"],
                 e["actor_name"],
                 e["content"],
-                e["occurred_at"],
+                _local(e["occurred_at"], e["utc_offset_minutes"]),
                 e["metadata"],
             )
             for e in events
         ),
     )
+
+
+def _local(at: datetime, offset_minutes: int) -> datetime:
+    """The instant at the offset it was sent with: "yesterday" said at 21:30 in
+    Los Angeles is the day before the local date, whatever the UTC date."""
+    return at.astimezone(timezone(timedelta(minutes=offset_minutes))) if offset_minutes else at
 
 
 def _embed_text(item: Extracted, session: SessionInput) -> str:

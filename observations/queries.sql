@@ -11,7 +11,8 @@ SELECT status FROM memory_sessions WHERE tenant_id = %(tenant_id)s AND id = %(se
 SELECT * FROM memory_sessions WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s;
 
 -- name: session_events
-SELECT id, seq, role, actor_id, actor_name, content, occurred_at, external_id, metadata
+SELECT id, seq, role, actor_id, actor_name, content, occurred_at, utc_offset_minutes,
+       external_id, metadata
   FROM memory_session_events
  WHERE tenant_id = %(tenant_id)s AND session_id = %(session_id)s
  ORDER BY occurred_at, seq;

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import redis
@@ -121,7 +121,7 @@ def _message(e: dict[str, Any]) -> dict[str, Any]:
         "event_id": e.get("id"),
         "external_id": e["external_id"],
         "speaker": e.get("actor_name") or e["actor_id"],
-        "occurred_at": at.isoformat() if isinstance(at, datetime) else at,
+        "occurred_at": at.astimezone(UTC).isoformat() if isinstance(at, datetime) else at,
         "content": e["content"],
     }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, time
+from datetime import UTC, datetime, time
 from typing import Any
 
 from observations.extract.base import Extracted
@@ -157,7 +157,8 @@ def _valid_from(turn: Turn, sentence: Sentence, kind: str) -> datetime:
     said = turn.event.occurred_at
     if kind != "event" or not sentence.dates:
         return said
-    start = datetime.combine(sentence.dates[0].start, time(), tzinfo=said.tzinfo)
+    # a calendar date is stored as its UTC midnight, the way every date is shown
+    start = datetime.combine(sentence.dates[0].start, time(), tzinfo=UTC)
     return min(start, said)
 
 

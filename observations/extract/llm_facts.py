@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from observations.extract.base import Extracted
@@ -75,7 +75,7 @@ def _valid_from(fact: LLMFact, cited: Sequence[NumberedTurn]) -> datetime:
     when = iso_date(fact.event_time)
     if fact.kind != "event" or when is None:
         return said
-    return min(said, datetime.combine(when[1], time(), tzinfo=said.tzinfo))
+    return min(said, datetime.combine(when[1], time(), tzinfo=UTC))  # as the heuristic
 
 
 def _fields(fact: LLMFact, cited: Sequence[NumberedTurn], model: str) -> dict[str, Any]:

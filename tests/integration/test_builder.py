@@ -537,6 +537,29 @@ def test_concurrent_changes_of_an_entry_each_see_the_one_before(fresh_db_url: st
         ]  # one delete: the second found it deleted
 
 
+def test_relative_dates_resolve_on_the_speakers_local_day(conn: Conn) -> None:
+    tenant = new_tenant()
+    said = {
+        "external_id": "a1",
+        "channel_id": "c",
+        "role": "user",
+        "actor_id": "ana",
+        "actor_name": "Ana",
+        "content": "I went to a pottery workshop yesterday.",
+        "occurred_at": "2025-09-08T21:30:00-07:00",
+    }  # fmt: skip (8 Sep local, 9 Sep UTC)
+    append(conn, tenant, [said], now=NOW)
+    sweep_idle(conn, now=NOW, tenant_id=tenant)
+    [session] = list_sessions(conn, tenant)
+    build_session(conn, tenant, session["id"], hash_config(), now=NOW)
+    statements = {e["kind"]: e["canonical_statement"] for e in rows(conn, "memory_entries", tenant)}
+    assert "7 September 2025" in statements["event"], statements
+    assert "8 September 2025" in statements["session_summary"], statements
+    [stored] = rows(conn, "memory_session_events", tenant)
+    assert stored["occurred_at"] == datetime(2025, 9, 9, 4, 30, tzinfo=UTC)  # the instant
+    assert stored["utc_offset_minutes"] == -7 * 60
+
+
 # ------------------------------------------------------------------------------ failures
 
 
