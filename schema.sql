@@ -6,6 +6,7 @@
 -- * Every table carries tenant_id, and every primary/unique key that crosses tenants
 --   includes it, so the schema can be distributed by tenant_id (Citus) without a redesign.
 --   The one exception is api_keys.key_hash: a key is looked up before its tenant is known.
+--   memledger_schema (the digest of the schema applied) belongs to no tenant.
 -- * Times are timestamptz. "Event time" is the chat backend's time (occurred_at,
 --   valid_from/valid_to); "system time" is when memledger recorded or expired a row
 --   (recorded_at, expired_at). Both are passed in by the caller, never read from the clock.
@@ -29,6 +30,12 @@ END
 $$;
 
 ------------------------------------------------------------------------------ tables
+-- The digest of the schema last applied: a start with the same schema.sql applies nothing.
+CREATE TABLE IF NOT EXISTS memledger_schema (
+    id     integer PRIMARY KEY CHECK (id = 1),
+    digest text    NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS memory_sessions (
     tenant_id        text        NOT NULL,
     id               bigint      GENERATED ALWAYS AS IDENTITY,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from ledger.db import apply_schema
 from ledger.store import list_sessions, read_session, sweep_idle
 from observations.builder import list_entries
 from ops.actors import enqueue_builds
@@ -46,9 +47,11 @@ def db() -> None:
 @db.command("init")
 @pass_ctx
 def db_init(ctx: Context) -> None:
-    """Create or update the schema (idempotent)."""
-    with open_runtime(ctx.settings) as rt:
-        click.echo(f"schema applied to {rt.urls.database_url}")
+    """Create or update the schema (idempotent: a database that has it is left alone)."""
+    with open_runtime(ctx.settings, init_schema=False) as rt:
+        applied = apply_schema(rt.conn)
+    done = "applied to" if applied else "already current in"
+    click.echo(f"schema {done} {rt.urls.database_url}")
 
 
 @cli.command()

@@ -12,7 +12,7 @@ import pytest
 from psycopg import sql
 
 from ledger import InvalidScope, append, list_sessions, tenant_scope
-from ledger.db import Conn, connect
+from ledger.db import Conn, apply_schema, connect
 from tests.events import message
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -352,3 +352,20 @@ def test_tenant_scope_restores_the_owner_role_when_the_block_fails(conn: Conn) -
 def test_tenant_scope_rejects_a_malformed_tenant_id(conn: Conn, bad: str) -> None:
     with pytest.raises(InvalidScope), tenant_scope(conn, bad):
         pytest.fail("entered a malformed scope")
+
+
+def test_the_schema_is_applied_again_only_when_it_changed(conn: Conn) -> None:
+    def policies() -> list[tuple[str, str]]:
+        rows = conn.execute(
+            "SELECT polname::text AS name, xmin::text AS version FROM pg_policy ORDER BY 1"
+        ).fetchall()
+        return [(r["name"], r["version"]) for r in rows]
+
+    before = policies()
+    assert apply_schema(conn) is False  # the database has this schema: nothing is run
+    assert policies() == before
+    conn.execute("UPDATE memledger_schema SET digest = 'an older schema'")
+    assert apply_schema(conn) is True
+    assert [name for name, _ in policies()] == [name for name, _ in before]
+    assert policies() != before  # re-created
+    assert apply_schema(conn) is False
