@@ -198,9 +198,8 @@ def _store_items(
     previous = {(r["owner_type"], r["owner_id"], r["key"]): r for r in rows if not r["curated"]}
     observations = _insert_observations(conn, base, items, config, extraction)
     columns = {**base, "embedding_model": config.embedder.model}
-    fresh = [
-        i for i, item in enumerate(items) if _ident(item) not in previous.keys() | curated.keys()
-    ]
+    known = previous.keys() | curated.keys()
+    fresh = [i for i, item in enumerate(items) if _ident(item) not in known]
     kept = [i for i, item in enumerate(items) if _ident(item) in previous]
     entry_ids: dict[tuple[str, str, str], int] = dict(curated)  # as someone left them
     history: list[HistoryRow] = []

@@ -300,7 +300,7 @@ def post_memories(
     return remember(messages, channel, body.user_id, "assistant", {}, owner, conn, state, tasks)
 
 
-ROLES = {"user": "user", "assistant": "assistant", "system": "system"}  # chat role → event
+ROLES = ("user", "assistant", "system")  # the chat roles, stored as the same event roles
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,7 +322,7 @@ def chat_messages(raw: list[dict[str, Any]]) -> list[ChatMessage]:
             content = "\n".join(p for p in parts if isinstance(p, str))
         if not isinstance(content, str):
             raise InvalidEdit("content must be text", field=f"messages.{i}.content")
-        messages.append(ChatMessage(ROLES[role], content))
+        messages.append(ChatMessage(role, content))
     return messages
 
 
