@@ -144,8 +144,8 @@ CREATE TABLE IF NOT EXISTS memory_entries (
     key                  text        NOT NULL,
     canonical_statement  text        NOT NULL CHECK (btrim(canonical_statement) <> ''),
     fields               jsonb       NOT NULL DEFAULT '{}',
-    -- untyped so several embedding models can live side by side during a re-embed;
-    -- each model gets its own partial HNSW index on embedding::vector(dim)
+    -- untyped so several embedding models can live side by side during a re-embed; the
+    -- default model has a partial HNSW index on embedding::vector(384) (below)
     embedding            vector,
     embedding_model      text,
     tsv                  tsvector    GENERATED ALWAYS AS

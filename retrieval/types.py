@@ -60,31 +60,31 @@ class Scored:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetrievalWeights:
-    """Scoring and reranking settings; the first defaults are the seeds' formulas.
+    """Scoring and reranking settings.
 
     score = (similarity·sim + recency·exp(-age/τ) + access·acc + rrf·rrf_norm)
             × importance factor × confidence factor × fresh factor × summary bonus
     """
 
-    # Weights of the base blend (seeds: 0.6 similarity / 0.2 recency / 0.2 access). Recency
-    # is 0.05, not 0.2: on the LoCoMo dev set 0.2 cost 0.05 of recall@10 (0.752 → 0.702),
-    # since questions ask about any time; a newer fact on the same key supersedes the older
-    # one anyway, so recency is not what keeps memory current.
+    # Weights of the base blend. Recency is 0.05: on LoCoMo conversations conv-26, conv-44
+    # and conv-48, 0.2 gives 0.05 less recall@10 (0.702 against 0.752), since questions ask
+    # about any time; a newer fact on the same key supersedes the older one anyway, so
+    # recency is not what keeps memory current.
     similarity: float = 0.6
     recency: float = 0.05
     access: float = 0.2
     # Weight of reciprocal-rank fusion, normalized to 0..1 (1 = first in both lists); it is
     # what lets a full-text-only hit, which has no similarity, compete at all.
     rrf: float = 0.3
-    # Time constant of the base recency decay exp(-age/τ) on valid_from (seeds: 30 days).
+    # Time constant of the base recency decay exp(-age/τ) on valid_from.
     recency_tau_days: float = 30.0
-    # Reranker freshness: × (1 + fresh_boost · 0.5^(age / half-life)); seeds' 72 h
-    # half-life, so an item from the last few days gets up to 10 % more.
+    # Reranker freshness: × (1 + fresh_boost · 0.5^(age / half-life)); with a 72 h
+    # half-life an item from the last few days gets up to 10 % more.
     fresh_half_life_hours: float = 72.0
     fresh_boost: float = 0.1
     # Access count at which the log-scaled access component log1p(n)/log1p(N) reaches 1.
     access_saturation: int = 100
-    # Type bonus for session summaries (seeds: 1.25×).
+    # Type bonus for session summaries.
     summary_bonus: float = 1.25
     # Importance and confidence scale the score by (1 - w) + w·value: at w = 0.3 a value
     # of 0 costs 30 % and a value of 1 costs nothing.
@@ -136,7 +136,7 @@ class SearchSettings:
     exact_scope_cap: int = 5000  # scopes up to this size are ranked exactly
     # Larger scopes too, up to where a filtered HNSW scan costs as much as the exact scan:
     # its cost per entry the filter rejects over the exact scan's cost per scope row
-    # (measured on the 2-core machine at 1M entries, vectors in TOAST: ≈ 12 µs / 6 µs).
+    # (measured on a 2-core machine at 1M entries, vectors in TOAST: ≈ 12 µs / 6 µs).
     hnsw_cost_ratio: float = 2.0
     # Scopes up to this size get full-text matches over all their rows; under row-level
     # security each match reads the scope's rows, so larger ones rerank the vector

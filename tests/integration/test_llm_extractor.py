@@ -309,7 +309,7 @@ def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path, deadline:
 @pytest.fixture(scope="module")
 def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m llama_cpp.server`` with the tiny model on a free port, for this module."""
-    reason = "llama-cpp-python[server] is not installed (see ../shared/wheels/README.md)"
+    reason = "llama-cpp-python[server] is not installed (make installs it from WHEEL_DIR)"
     pytest.importorskip("llama_cpp", reason=reason)
     pytest.importorskip("uvicorn", reason=reason)
     model, port = _model_path(), _free_port()
