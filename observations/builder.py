@@ -11,7 +11,7 @@ session is built twice at once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
 
@@ -109,20 +109,21 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         min_support=g.min_support,
         max_items=g.max_items,
     )
-    vectors = config.embedder.embed([_embed_text(item, session) for item in gated.items])
-    if len(vectors) != len(gated.items):
-        raise ValueError(f"embedder returned {len(vectors)} vectors for {len(gated.items)} texts")
-    external = {e["id"]: e["external_id"] for e in events}
+    items = _with_authors(gated.items, session)
+    vectors = config.embedder.embed([_embed_text(item, session) for item in items])
+    if len(vectors) != len(items):
+        raise ValueError(f"embedder returned {len(vectors)} vectors for {len(items)} texts")
+    by_id = {e["id"]: e for e in events}
     base = {"tenant_id": tenant_id, "session_id": session_id, "now": now}
     announce_entry_changes(conn)
     conn.execute(Q["delete_observations"], base)
-    entries = _store_items(conn, base, gated.items, vectors, external, config, extraction)
+    entries = _store_items(conn, base, items, vectors, by_id, config, extraction)
     if config.after_store is not None:
-        config.after_store(conn, tenant_id, [_ident(i) for i in gated.items], now=now)
+        config.after_store(conn, tenant_id, [_ident(i) for i in items], now=now)
     stats = {
         "extractor": extraction.extractor,
         "extractor_version": extraction.version,
-        "items": len(gated.items),
+        "items": len(items),
         "dropped": gated.dropped,
     }
     conn.execute(
@@ -165,6 +166,22 @@ def _session_input(row: dict[str, Any], events: Sequence[dict[str, Any]]) -> Ses
     )
 
 
+def _with_authors(items: Sequence[Extracted], session: SessionInput) -> list[Extracted]:
+    """Each item's fields name the authors of its source events (``source_actor_ids``):
+    deleting a user's memory takes what was built from their words too, whoever owns it."""
+    authors = {e.id: e.actor_id for e in session.events}
+    return [
+        replace(
+            i,
+            fields={
+                **i.fields,
+                "source_actor_ids": sorted({authors[e] for e in i.source_event_ids}),
+            },
+        )
+        for i in items
+    ]
+
+
 def _local(at: datetime, offset_minutes: int) -> datetime:
     """The instant at the offset it was sent with: "yesterday" said at 21:30 in
     Los Angeles is the day before the local date, whatever the UTC date."""
@@ -187,7 +204,7 @@ def _store_items(
     base: dict[str, Any],
     items: Sequence[Extracted],
     vectors: Any,
-    external: dict[int, str],
+    events: dict[int, dict[str, Any]],
     config: BuildConfig,
     extraction: Any,
 ) -> int:
@@ -205,7 +222,7 @@ def _store_items(
     history: list[HistoryRow] = []
     if fresh:
         added = [items[i] for i in fresh]
-        values = _entry_columns(added, [vectors[i] for i in fresh], external)
+        values = _entry_columns(added, [vectors[i] for i in fresh], events)
         rows = conn.execute(Q["insert_entries"], {**columns, **values}).fetchall()
         entry_ids.update({(r["owner_type"], r["owner_id"], r["key"]): r["id"] for r in rows})
         history += [
@@ -215,7 +232,7 @@ def _store_items(
     if kept:
         updated = [items[i] for i in kept]
         olds = [previous.pop(_ident(item)) for item in updated]
-        values = _entry_columns(updated, [vectors[i] for i in kept], external)
+        values = _entry_columns(updated, [vectors[i] for i in kept], events)
         values["id"] = [o["id"] for o in olds]
         changed = {r["id"] for r in conn.execute(Q["update_entries"], {**columns, **values})}
         entry_ids.update({_ident(item): o["id"] for item, o in zip(updated, olds, strict=True)})
@@ -291,13 +308,15 @@ def _item_columns(items: Sequence[Extracted]) -> dict[str, list[Any]]:
 
 
 def _entry_columns(
-    items: Sequence[Extracted], vectors: Sequence[Any], external: dict[int, str]
+    items: Sequence[Extracted], vectors: Sequence[Any], events: dict[int, dict[str, Any]]
 ) -> dict[str, Any]:
     return {
         **_item_columns(items),
         "embedding": list(vectors),
         "valid_from": [i.valid_from for i in items],
-        "source_external_ids": [Jsonb([external[e] for e in i.source_event_ids]) for i in items],
+        "source_external_ids": [
+            Jsonb([events[e]["external_id"] for e in i.source_event_ids]) for i in items
+        ],
     }
 
 

@@ -188,13 +188,16 @@ UPDATE memory_entries
 RETURNING *;
 
 -- name: delete_owner_entries
--- A user's entries go with the summaries of the sessions the user took part in.
+-- A user's entries go with the summaries of the sessions the user took part in and with
+-- every entry built from the user's messages (another user's restatement of what they
+-- said, an agent's experience of their request).
 WITH old AS (
     SELECT id, status FROM memory_entries
      WHERE tenant_id = %(tenant_id)s AND status <> 'deleted'
        AND ((owner_type = %(owner_type)s AND owner_id = %(owner_id)s)
             OR (%(owner_type)s = 'user' AND owner_type = 'channel'
-                AND fields -> 'participant_ids' ? %(owner_id)s))
+                AND fields -> 'participant_ids' ? %(owner_id)s)
+            OR (%(owner_type)s = 'user' AND fields -> 'source_actor_ids' ? %(owner_id)s))
        FOR UPDATE)
 UPDATE memory_entries e
    SET status = 'deleted', expired_at = %(now)s, updated_at = %(now)s

@@ -35,7 +35,7 @@ from observations.builder import (
     sessions_to_build,
     waiting_builds,
 )
-from observations.edits import delete_entry, edit_entry, entry_history
+from observations.edits import delete_entry, delete_owner_entries, edit_entry, entry_history
 from observations.embed import HashEmbedder, Vectors, contextualize, make_embedder
 from observations.extract.base import (
     FACT_KINDS,
@@ -558,6 +558,27 @@ def test_relative_dates_resolve_on_the_speakers_local_day(conn: Conn) -> None:
     [stored] = rows(conn, "memory_session_events", tenant)
     assert stored["occurred_at"] == datetime(2025, 9, 9, 4, 30, tzinfo=UTC)  # the instant
     assert stored["utc_offset_minutes"] == -7 * 60
+
+
+def test_deleting_a_users_memory_takes_everything_built_from_their_words(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+
+    def built_from_maya() -> list[Row]:  # active entries with a source event maya wrote
+        return conn.execute(
+            "SELECT e.id, e.owner_type, e.owner_id FROM memory_entries e"
+            " WHERE e.tenant_id = %(t)s AND e.status = 'active' AND EXISTS ("
+            "   SELECT 1 FROM memory_session_events ev WHERE ev.tenant_id = %(t)s"
+            "      AND ev.id = ANY (e.source_event_ids) AND ev.actor_id = 'maya')",
+            {"t": tenant},
+        ).fetchall()
+
+    before = built_from_maya()
+    assert {r["owner_id"] for r in before} - {"maya"}, "others' entries quote maya"
+    delete_owner_entries(conn, tenant, "user", "maya", actor="api:ops", now=NOW)
+    assert built_from_maya() == []
+    assert rows(conn, "memory_entries", tenant, "status = 'active'"), "others' own memory stays"
 
 
 # ------------------------------------------------------------------------------ failures
