@@ -96,10 +96,13 @@ def _applies_to(ordered: list[EntryFact]) -> tuple[str, ...]:
 
 
 def _evidence(entries: list[EntryFact]) -> int:
-    sessions = {
-        ("session", e.source_session_id) if e.source_session_id is not None else ("entry", e.id)
-        for e in entries
-    }
+    """Distinct sessions among the entries (an entry of no known session counts alone).
+    The session is the one the builder stamped (``origin_session_id``), which retention
+    leaves in place when it clears ``source_session_id``: the count stays the same."""
+    sessions = set()
+    for e in entries:
+        session = e.fields.get("origin_session_id", e.source_session_id)
+        sessions.add(("entry", e.id) if session is None else ("session", session))
     return len(sessions)
 
 

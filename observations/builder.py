@@ -109,7 +109,7 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         min_support=g.min_support,
         max_items=g.max_items,
     )
-    items = _with_authors(gated.items, session)
+    items = _stamped(gated.items, session)
     vectors = config.embedder.embed([_embed_text(item, session) for item in items])
     if len(vectors) != len(items):
         raise ValueError(f"embedder returned {len(vectors)} vectors for {len(items)} texts")
@@ -166,9 +166,11 @@ def _session_input(row: dict[str, Any], events: Sequence[dict[str, Any]]) -> Ses
     )
 
 
-def _with_authors(items: Sequence[Extracted], session: SessionInput) -> list[Extracted]:
-    """Each item's fields name the authors of its source events (``source_actor_ids``):
-    deleting a user's memory takes what was built from their words too, whoever owns it."""
+def _stamped(items: Sequence[Extracted], session: SessionInput) -> list[Extracted]:
+    """Each item's fields name the authors of its source events (``source_actor_ids``:
+    deleting a user's memory takes what was built from their words too, whoever owns it)
+    and its session (``origin_session_id``: what a skill's evidence counts, still there
+    once retention has deleted the session and cleared ``source_session_id``)."""
     authors = {e.id: e.actor_id for e in session.events}
     return [
         replace(
@@ -176,6 +178,7 @@ def _with_authors(items: Sequence[Extracted], session: SessionInput) -> list[Ext
             fields={
                 **i.fields,
                 "source_actor_ids": sorted({authors[e] for e in i.source_event_ids}),
+                "origin_session_id": session.session_id,
             },
         )
         for i in items

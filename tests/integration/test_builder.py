@@ -574,6 +574,8 @@ def test_deleting_a_users_memory_takes_everything_built_from_their_words(conn: C
             {"t": tenant},
         ).fetchall()
 
+    every = rows(conn, "memory_entries", tenant)
+    assert all(e["fields"]["origin_session_id"] == e["source_session_id"] for e in every)
     before = built_from_maya()
     assert {r["owner_id"] for r in before} - {"maya"}, "others' entries quote maya"
     delete_owner_entries(conn, tenant, "user", "maya", actor="api:ops", now=NOW)

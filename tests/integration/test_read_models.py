@@ -586,3 +586,18 @@ def test_a_review_during_a_recomputation_is_kept_or_refused_never_lost(
                 review_skill(b, tenant, proposal.id, "reject", "lead", None, now=NOW)
             projecting.result(10)
         assert list_skills(a, tenant) == []
+
+
+def test_retention_leaves_skill_evidence_as_it_was(conn: Conn) -> None:
+    tenant = new_tenant()
+    entries = Entries(conn, tenant)
+    session = entries.session()
+    for hours in range(3):  # three experiences of one session, stamped as the builder does
+        entries.experience("atlas", "book-train", session, hours=hours, origin_session_id=session)
+    project(conn, tenant, now=NOW)
+    assert [s.evidence_count for s in list_skills(conn, tenant)] == [1]
+    conn.execute(  # what retention does to an entry whose session it deletes
+        "UPDATE memory_entries SET source_session_id = NULL WHERE tenant_id = %s", [tenant]
+    )
+    rebuild(conn, tenant, now=NOW)
+    assert [s.evidence_count for s in list_skills(conn, tenant)] == [1]
