@@ -8,7 +8,8 @@ is present, zero when it dropped nothing):
 * ``empty_statement`` — an empty statement, or one made only of pronouns and function
   words ("She did it.");
 * ``not_self_contained`` — the statement speaks in the first or second person ("I",
-  "my", "you", "our"…) instead of naming people;
+  "my", "you", "our"…) instead of naming people (quoted text aside: a quotation, such as
+  a tool's error message, may say "your");
 * ``low_confidence`` — ``confidence < min_confidence``;
 * ``unsupported`` — the statement says things its source events do not: fewer than
   ``min_support`` of its content words occur in the text of its source events (content,
@@ -102,6 +103,7 @@ _PERSONAL = frozenset(
 )
 _POSSESSIVE = re.compile(r"['’]s\b")
 _WORD = re.compile(r"[^\W\d_]+|\d+")
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +196,10 @@ def is_empty_statement(statement: str) -> bool:
 
 
 def is_first_or_second_person(statement: str) -> bool:
-    """Whether the statement says "I", "my", "you", "we"… rather than naming people."""
-    return any(w in _PERSONAL for w in _WORD.findall(statement))
+    """Whether the statement says "I", "my", "you", "we"… rather than naming people.
+    Quoted text is a quotation (a tool's error message, someone's words) and not held
+    against it."""
+    return any(w in _PERSONAL for w in _WORD.findall(_QUOTED.sub(" ", statement)))
 
 
 @dataclass(slots=True)

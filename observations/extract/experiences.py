@@ -98,12 +98,17 @@ def _statement(task: _Task, agent: str, goal: str, outcomes: list[ToolOutcome]) 
     when = day_label(first.occurred_at.date())
     asked = f"{first.speaker}'s request to {goal}" if task.requests and goal else "a task"
     path = [o.call.tool for o in outcomes if o.ok]
-    failed = [f"{o.call.tool} ({o.error[:80]})" for o in outcomes if not o.ok]
+    failed = [f'{o.call.tool} ("{_quotable(o.error[:80])}")' for o in outcomes if not o.ok]
     text = f"On {when}, {agent} handled {asked}"
     text += f": it worked by calling {' then '.join(path)}" if path else ": no tool call succeeded"
     if failed:
         text += f"; failed and to avoid: {'; '.join(failed)}"
     return text + "."
+
+
+def _quotable(text: str) -> str:
+    """A tool's own words, quoted: its double quotes turned single."""
+    return text.replace('"', "'").replace("“", "'").replace("”", "'")
 
 
 def _fields(task: _Task, goal: str, key: str, outcomes: list[ToolOutcome]) -> dict[str, Any]:

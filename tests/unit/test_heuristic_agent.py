@@ -15,6 +15,7 @@ from observations.extract.base import (
 )
 from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.tools import result_ok
+from observations.gates import apply_gates
 
 START = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)  # Monday
 NAMES = {"u1": "Caroline", "u2": "Melanie", "bot": "TravelBot"}
@@ -89,8 +90,20 @@ def test_extracts_successful_path_and_failure_from_tool_calls() -> None:
     assert item.statement == (
         "On 4 March 2024, TravelBot handled Caroline's request to book Caroline a flight to "
         "Paris for 8 March 2024: it worked by calling search_flights_v2 then book_flight; "
-        "failed and to avoid: search_flights (upstream timeout)."
+        'failed and to avoid: search_flights ("upstream timeout").'
     )
+
+
+def test_a_tool_error_speaking_to_you_is_quoted_and_the_experience_kept() -> None:
+    rows = [
+        (role, actor, 'Error 403: "your API key" is not valid' if text == "upstream timeout"
+         else text, meta)
+        for role, actor, text, meta in BOOKING
+    ]  # fmt: skip
+    extraction = HeuristicExtractor().extract(session(rows))
+    (item,) = [i for i in extraction.items if i.kind == AGENT_EXPERIENCE]
+    assert "search_flights (\"Error 403: 'your API key' is not valid\")" in item.statement
+    assert item in apply_gates(extraction, session(rows)).items
 
 
 def test_agent_experience_provenance_is_the_request_and_tool_events_only() -> None:
