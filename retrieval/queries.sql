@@ -42,11 +42,13 @@ SELECT {columns}, 1 - (embedding::vector({dim}) <=> %(query)s::vector({dim})) AS
  LIMIT %(k)s;
 
 -- name: text_matches
--- Entries whose statement matches the full-text query (at most %(scan)s of them), for BM25
--- to rank: ts_rank has no idf, so common words would outweigh the telling ones.
+-- Entries whose statement matches the full-text query (at most %(scan)s of them, the
+-- newest: the same set whatever order the rows are read in), for BM25 to rank: ts_rank
+-- has no idf, so common words would outweigh the telling ones.
 SELECT id, canonical_statement
   FROM memory_entries, websearch_to_tsquery('english', %(text)s) AS q
  WHERE {scope} AND tsv @@ q
+ ORDER BY id DESC
  LIMIT %(scan)s;
 
 -- name: entries_by_id

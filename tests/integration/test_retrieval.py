@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from psycopg import sql
 
 from ledger import append, sweep_idle
-from ledger.db import Conn, connect
+from ledger.db import Conn, connect, tenant_scope
 from ledger.errors import MemledgerError
 from ledger.store import AppendResult
 from materializers import get_profile, project
@@ -25,6 +26,7 @@ from ops.bench.synthetic import Pool, copy_entries, entry_rows
 from ops.services import drop_database, recreate_database
 from retrieval.access import AccessLog
 from retrieval.bundle import render_text
+from retrieval.candidates import scope_sql, text_candidates
 from retrieval.context import ContextRequest, build_context, bundle_provenance
 from retrieval.items import MemoryItem, SummaryItem
 from retrieval.recent import RecentWindow, recent_messages
@@ -235,6 +237,21 @@ def test_user_scope_sees_own_facts_and_own_sessions_only(conn: Conn) -> None:
         conn, Scope(f"{tenant}-other", "maya"), "peanut", embedder=HashEmbedder(), now=NOW
     )
     assert other == []
+
+
+def test_full_text_matches_cut_at_the_scan_limit_are_the_newest(conn: Conn) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    build_sample(conn, tenant)
+    scope = scope_sql(Scope(tenant, "maya"), Filters())
+    with tenant_scope(conn, tenant):
+        every = sql.SQL(
+            "SELECT id FROM memory_entries WHERE {scope}"
+            " AND tsv @@ websearch_to_tsquery('english', 'maya') ORDER BY id"
+        ).format(scope=scope.where)
+        matching = [r["id"] for r in conn.execute(every, scope.params)]
+        found = text_candidates(conn, scope, "maya", k=50, scan=3)
+    assert len(matching) > 3
+    assert sorted(c.entry_id for c in found) == matching[-3:]
 
 
 @pytest.mark.parametrize("budget", [60, 150, 400, 1000])
