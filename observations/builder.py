@@ -235,7 +235,7 @@ def _store_items(
     if kept:
         updated = [items[i] for i in kept]
         olds = [previous.pop(_ident(item)) for item in updated]
-        values = _entry_columns(updated, [vectors[i] for i in kept], events)
+        values = _entry_columns(updated, [vectors[i] for i in kept], events, olds)
         values["id"] = [o["id"] for o in olds]
         changed = {r["id"] for r in conn.execute(Q["update_entries"], {**columns, **values})}
         entry_ids.update({_ident(item): o["id"] for item, o in zip(updated, olds, strict=True)})
@@ -306,21 +306,41 @@ def _item_columns(items: Sequence[Extracted]) -> dict[str, list[Any]]:
         "fields": [Jsonb(dict(i.fields)) for i in items],
         "confidence": [i.confidence for i in items],
         "importance": [i.importance for i in items],
-        "source_event_ids": ["{" + ",".join(map(str, i.source_event_ids)) + "}" for i in items],
+        "source_event_ids": [_pg_array(i.source_event_ids) for i in items],
     }
 
 
 def _entry_columns(
-    items: Sequence[Extracted], vectors: Sequence[Any], events: dict[int, dict[str, Any]]
+    items: Sequence[Extracted],
+    vectors: Sequence[Any],
+    events: dict[int, dict[str, Any]],
+    olds: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
+    """The items as entry columns. With ``olds`` (the entries a rebuild updates, in item
+    order), each keeps the provenance it has from other sessions: a merge survivor's
+    absorbed duplicates are not this session's to rebuild."""
+    mine = {e["external_id"] for e in events.values()}
+    event_ids, external_ids = [], []
+    for j, item in enumerate(items):
+        ids = list(item.source_event_ids)
+        external = [events[e]["external_id"] for e in ids]
+        if olds:
+            ids += [i for i in olds[j]["source_event_ids"] if i not in events]
+            external += [x for x in olds[j]["source_external_ids"] if x not in mine]
+        event_ids.append(_pg_array(ids))
+        external_ids.append(Jsonb(external))
     return {
         **_item_columns(items),
+        "source_event_ids": event_ids,
         "embedding": list(vectors),
         "valid_from": [i.valid_from for i in items],
-        "source_external_ids": [
-            Jsonb([events[e]["external_id"] for e in i.source_event_ids]) for i in items
-        ],
+        "source_external_ids": external_ids,
     }
+
+
+def _pg_array(ids: Sequence[int]) -> str:
+    """Ids as PostgreSQL array text ('{1,2}'): arrays sent by ``unnest`` cannot be ragged."""
+    return "{" + ",".join(map(str, ids)) + "}"
 
 
 def record_failure(

@@ -49,7 +49,8 @@ RETURNING id, owner_type, owner_id, key;
 -- The session's entries a new build replaces, and those it must leave as they are:
 -- "curated" ones, changed by someone (an edit or a delete through the API) rather than by
 -- the builder or consolidation. A rebuild neither rewrites nor revives those.
-SELECT e.id, e.owner_type, e.owner_id, e.key, e.canonical_statement, e.status, c.curated
+SELECT e.id, e.owner_type, e.owner_id, e.key, e.canonical_statement, e.status,
+       e.source_event_ids, e.source_external_ids, c.curated
   FROM memory_entries e
  CROSS JOIN LATERAL (
        SELECT EXISTS (

@@ -405,6 +405,29 @@ def test_a_rebuild_leaves_what_someone_edited_or_deleted_and_records_every_chang
         assert history_actions(conn, tenant, old[key]["id"]) == ["ADD"]
 
 
+def test_a_rebuild_keeps_the_provenance_an_entry_absorbed_from_other_sessions(
+    conn: Conn,
+) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    first, second = (s["id"] for s in list_sessions(conn, tenant)[:2])
+    survivor = next(iter(session_entries(conn, tenant, first).values()))
+    other = rows(conn, "memory_session_events", tenant, "session_id = %s", second)[0]
+    own = (list(survivor["source_event_ids"]), list(survivor["source_external_ids"]))
+    conn.execute(  # as a merge leaves a survivor: its duplicate's provenance added
+        "UPDATE memory_entries SET source_event_ids = source_event_ids || %s::bigint,"
+        " source_external_ids = source_external_ids || %s::text WHERE id = %s",
+        [other["id"], other["external_id"], survivor["id"]],
+    )
+    v2 = BuildConfig(Revised("next"), HashEmbedder())
+    assert build_session(conn, tenant, first, v2, now=LATER).status == "built"
+    [after] = rows(conn, "memory_entries", tenant, "id = %s", survivor["id"])
+    assert list(after["source_event_ids"]) == [*own[0], other["id"]]
+    assert list(after["source_external_ids"]) == [*own[1], other["external_id"]]
+    assert history_actions(conn, tenant, survivor["id"]) == ["ADD"]  # nothing changed
+
+
 def test_a_rebuild_may_move_a_superseded_fact_past_its_successor(conn: Conn) -> None:
     tenant = new_tenant()
     ingest_sample(conn, tenant)
