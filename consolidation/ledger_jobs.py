@@ -61,7 +61,8 @@ def retention(
     for tenant in tenants(conn, tenant_id, "session_tenants"):
         params = {"tenant_id": tenant, "before": before}
         with conn.transaction():  # as the owner: the app role may not delete ledger rows
-            doomed = conn.execute(Q["retention_doomed"], params).fetchall()
+            closed = conn.execute(Q["retention_doomed"], params).fetchall()
+            doomed = [r for r in closed if r["status"] in ("built", "failed")]
             if doomed:
                 ids = [r["id"] for r in doomed]
                 observations = [o for r in doomed for o in r["observation_ids"]]

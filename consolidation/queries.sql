@@ -233,14 +233,15 @@ SELECT tenant_id, id FROM memory_sessions
 
 ------------------------------------------------------------------------------ retention
 -- name: retention_doomed
--- The tenant's sessions retention will delete, locked (a build in flight finishes first),
--- with what goes with them.
-SELECT s.id, s.event_count,
+-- The tenant's sessions closed before the cutoff, locked (a build in flight finishes
+-- first, and none starts until the deletion commits, so no session turns built between
+-- this read and the deletion), with what goes with them; retention deletes the built and
+-- failed ones.
+SELECT s.id, s.status, s.event_count,
        ARRAY(SELECT o.id FROM memory_observations o
               WHERE o.tenant_id = s.tenant_id AND o.session_id = s.id) AS observation_ids
   FROM memory_sessions s
- WHERE s.tenant_id = %(tenant_id)s AND s.status IN ('built', 'failed')
-   AND s.closed_at < %(before)s
+ WHERE s.tenant_id = %(tenant_id)s AND s.status <> 'open' AND s.closed_at < %(before)s
  ORDER BY s.id
    FOR UPDATE OF s;
 
