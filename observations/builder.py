@@ -20,7 +20,7 @@ from psycopg.types.json import Jsonb
 from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.errors import MemledgerError, SessionNotFound
 from ledger.sqlfile import load_queries
-from observations.embed import Embedder, contextualize
+from observations.embed import Embedder, entry_text
 from observations.extract.base import Extracted, Extractor, SessionEvent, SessionInput
 from observations.gates import (
     DEFAULT_MAX_ITEMS,
@@ -110,7 +110,18 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         max_items=g.max_items,
     )
     items = _stamped(gated.items, session)
-    vectors = config.embedder.embed([_embed_text(item, session) for item in items])
+    vectors = config.embedder.embed(
+        [
+            entry_text(
+                i.statement,
+                owner_id=i.owner_id,
+                valid_from=i.valid_from,
+                kind=i.kind,
+                fields=i.fields,
+            )
+            for i in items
+        ]
+    )
     if len(vectors) != len(items):
         raise ValueError(f"embedder returned {len(vectors)} vectors for {len(items)} texts")
     by_id = {e["id"]: e for e in events}
@@ -170,8 +181,10 @@ def _stamped(items: Sequence[Extracted], session: SessionInput) -> list[Extracte
     """Each item's fields name the authors of its source events (``source_actor_ids``:
     deleting a user's memory takes what was built from their words too, whoever owns it)
     and its session (``origin_session_id``: what a skill's evidence counts, still there
-    once retention has deleted the session and cleared ``source_session_id``)."""
+    once retention has deleted the session and cleared ``source_session_id``), and its
+    owner's display name (``owner_name``: an edit embeds the entry the same way)."""
     authors = {e.id: e.actor_id for e in session.events}
+    names = {e.actor_id: e.speaker for e in session.events}
     return [
         replace(
             i,
@@ -179,6 +192,7 @@ def _stamped(items: Sequence[Extracted], session: SessionInput) -> list[Extracte
                 **i.fields,
                 "source_actor_ids": sorted({authors[e] for e in i.source_event_ids}),
                 "origin_session_id": session.session_id,
+                "owner_name": names.get(i.owner_id, i.owner_id),
             },
         )
         for i in items
@@ -189,17 +203,6 @@ def _local(at: datetime, offset_minutes: int) -> datetime:
     """The instant at the offset it was sent with: "yesterday" said at 21:30 in
     Los Angeles is the day before the local date, whatever the UTC date."""
     return at.astimezone(timezone(timedelta(minutes=offset_minutes))) if offset_minutes else at
-
-
-def _embed_text(item: Extracted, session: SessionInput) -> str:
-    names = {e.actor_id: e.speaker for e in session.events}
-    return contextualize(
-        item.statement,
-        owner=names.get(item.owner_id, item.owner_id),
-        when=item.valid_from.date(),
-        kind=item.kind,
-        topic=item.fields.get("topic"),
-    )
 
 
 def _store_items(

@@ -17,7 +17,7 @@ from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.errors import MemledgerError
 from ledger.scope import check_id
 from ledger.sqlfile import load_queries
-from observations.embed import Embedder, contextualize
+from observations.embed import Embedder, entry_text
 from observations.history import HistoryRow, write_history
 
 Q = load_queries("observations")
@@ -65,12 +65,12 @@ def edit_entry(
     old = _active(get_entry(conn, tenant_id, entry_id))
     vector = embedder.embed(
         [
-            contextualize(
+            entry_text(
                 text,
-                owner=old["owner_id"],
-                when=old["valid_from"].date(),
+                owner_id=old["owner_id"],
+                valid_from=old["valid_from"],
                 kind=old["kind"],
-                topic=old["fields"].get("topic"),
+                fields=old["fields"],
             )
         ]
     )[0]

@@ -8,8 +8,8 @@ time (an entry) and query time (a question), so both land in the same region of 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from datetime import date, datetime
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime
 from typing import Any
 
 from observations.embed_base import (
@@ -35,6 +35,7 @@ __all__ = [
     "OpenAIEmbedder",
     "Vectors",
     "contextualize",
+    "entry_text",
     "default_model_files",
     "l2_normalize",
     "make_embedder",
@@ -92,6 +93,21 @@ def contextualize(
     )
     prefix = [f"[{name}: {clean}]" for name, value in fields if (clean := _clean(value))]
     return " ".join([*prefix, text])
+
+
+def entry_text(
+    statement: str, *, owner_id: str, valid_from: datetime, kind: str, fields: Mapping[str, Any]
+) -> str:
+    """The text embedded for an entry, the same at build and at edit: its owner by the
+    name the builder recorded (``fields.owner_name``), else by id; its date in UTC, as
+    every date is shown."""
+    return contextualize(
+        statement,
+        owner=fields.get("owner_name") or owner_id,
+        when=valid_from.astimezone(UTC).date(),
+        kind=kind,
+        topic=fields.get("topic"),
+    )
 
 
 def _clean(value: str | None) -> str:

@@ -583,6 +583,16 @@ def test_relative_dates_resolve_on_the_speakers_local_day(conn: Conn) -> None:
     assert stored["utc_offset_minutes"] == -7 * 60
 
 
+def test_an_edit_embeds_the_entry_as_the_builder_did(conn: Conn) -> None:
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    for entry in rows(conn, "memory_entries", tenant)[:5]:  # the same statement again
+        edited = edit_entry(conn, tenant, entry["id"], entry["canonical_statement"],
+                            embedder=HashEmbedder(), actor="api:ops", now=NOW)  # fmt: skip
+        assert edited["embedding"] == entry["embedding"], entry["canonical_statement"]
+
+
 def test_deleting_a_users_memory_takes_everything_built_from_their_words(conn: Conn) -> None:
     tenant = new_tenant()
     ingest_sample(conn, tenant)
