@@ -35,8 +35,8 @@ __all__ = [
     "OpenAIEmbedder",
     "Vectors",
     "contextualize",
-    "entry_text",
     "default_model_files",
+    "entry_text",
     "l2_normalize",
     "make_embedder",
 ]

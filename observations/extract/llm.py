@@ -127,12 +127,21 @@ def _failure(exc: openai.APIError, base_url: str) -> tuple[LLMReplyError, bool]:
 
 
 def _message(response: Any) -> tuple[str | None, str | None]:
-    """The reply text and finish reason of a chat completion."""
+    """The reply text and finish reason of a chat completion, whatever shape the server
+    gave it: anything but a text (or a list of text parts) is an invalid reply."""
     choices = getattr(response, "choices", None)
-    if not choices:
-        raise LLMReplyError("llm_invalid_json", "the response has no choices")
+    if not isinstance(choices, list) or not choices:
+        raise LLMReplyError("llm_invalid_json", "the response has no list of choices")
     choice = choices[0]
-    return getattr(choice.message, "content", None), getattr(choice, "finish_reason", None)
+    content = getattr(getattr(choice, "message", None), "content", None)
+    if isinstance(content, list):  # content parts
+        texts = [getattr(p, "text", None) or (p.get("text") if isinstance(p, dict) else None)
+                 for p in content]  # fmt: skip
+        content = "".join(t for t in texts if isinstance(t, str))
+    if content is not None and not isinstance(content, str):
+        raise LLMReplyError("llm_invalid_json", f"the content is a {type(content).__name__}")
+    reason = getattr(choice, "finish_reason", None)
+    return content, reason if isinstance(reason, str) else None
 
 
 def _users(turns: Sequence[NumberedTurn]) -> dict[str, str]:
@@ -242,6 +251,8 @@ class LLMExtractor:
         while True:
             try:
                 return _message(self._client.chat.completions.create(**self._request(messages)))
+            except ValueError as exc:  # a body the client could not decode (not JSON)
+                raise LLMReplyError("llm_invalid_json", f"the response body: {exc}") from exc
             except openai.APIError as exc:
                 error, retryable = _failure(exc, self.config.base_url)
                 if not retryable or attempt >= self.config.max_retries:

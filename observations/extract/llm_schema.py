@@ -179,6 +179,8 @@ def _json_object(content: str | None, finish_reason: str | None) -> dict[str, An
         raise LLMReplyError("llm_invalid_json", f"empty reply (finish_reason={finish_reason})")
     try:
         data = json.loads(content)
+    except RecursionError as exc:
+        raise LLMReplyError("llm_invalid_json", "the reply is nested too deeply") from exc
     except ValueError as exc:
         cut = " (the reply hit max_tokens)" if finish_reason == "length" else ""
         raise LLMReplyError("llm_invalid_json", f"{exc}{cut}: {content[:60]!r}") from exc

@@ -500,6 +500,47 @@ def test_unusable_replies_fall_back_with_a_reason_naming_what_was_wrong(
     assert extraction.fallback_reason.startswith(reason)
 
 
+def _envelope(choices: Any) -> tuple[int, bytes]:
+    return 200, json.dumps({"id": "x", "object": "chat.completion", "choices": choices}).encode()
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (_envelope("abc"), "llm_invalid_json: the response has no list of choices"),
+        (_envelope([None]), "llm_invalid_json: empty reply"),
+        (
+            _envelope([{"message": {"role": "assistant", "content": 123}}]),
+            "llm_invalid_json: the content is a int",
+        ),
+        ((200, b"not json at all"), "llm_invalid_json: the response body"),
+        ((200, b'{"choices": [{"message": {"content": "{}"'), "llm_invalid_json: the response"),
+        ((200, b""), "llm_invalid_json: the response body"),
+        (completion("[" * 100_000), "llm_invalid_json: the reply is nested too deeply"),
+    ],
+)
+def test_a_malformed_response_falls_back_instead_of_failing_the_build(
+    answer: tuple[int, bytes], reason: str
+) -> None:
+    with serving(lambda body: answer) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(DOG_CHAT)
+        extractor.close()
+    assert extraction.extractor == "scripted"
+    assert (extraction.fallback_reason or "").startswith(reason), extraction.fallback_reason
+
+
+def test_content_given_as_parts_is_read_as_its_text() -> None:
+    facts = '{"facts": []}'
+    parts = [{"type": "text", "text": facts[:5]}, {"type": "text", "text": facts[5:]}]
+    answer = _envelope([{"message": {"role": "assistant", "content": parts}}])
+    with serving(lambda body: answer) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(DOG_CHAT)
+        extractor.close()
+    assert extraction.fallback_reason == "llm_empty: the model returned no facts"
+
+
 def test_a_client_error_is_not_retried_and_a_server_error_is() -> None:
     sleeps = Sleeps([])
     answers = iter([http_error(503, "loading model"), http_error(400, "context length exceeded")])
