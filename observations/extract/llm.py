@@ -144,16 +144,6 @@ def _message(response: Any) -> tuple[str | None, str | None]:
     return content, reason if isinstance(reason, str) else None
 
 
-def _users(turns: Sequence[NumberedTurn]) -> dict[str, str]:
-    """Casefolded display names and ids of the session's users → their actor ids."""
-    users: dict[str, str] = {}
-    for turn in turns:
-        if turn.event.role == "user":
-            users.setdefault(turn.event.speaker.casefold(), turn.event.actor_id)
-            users.setdefault(turn.event.actor_id.casefold(), turn.event.actor_id)
-    return users
-
-
 def combine(facts: Sequence[Extracted], base: Extraction) -> tuple[Extracted, ...]:
     """LLM facts, then the fallback's experiences, uncited episodic items and summary."""
     cited = {event_id for item in facts for event_id in item.source_event_ids}
@@ -216,14 +206,14 @@ class LLMExtractor:
 
     def _facts(self, session: SessionInput, turns: Sequence[NumberedTurn]) -> list[Extracted]:
         chunks = chunk_turns(turns, self.config.chunk_chars)
-        people, users = participants(turns), _users(turns)
+        people = participants(turns)
         facts: list[Extracted] = []
         dropped: Counter[str] = Counter()
         first_error = None
         for part, chunk in enumerate(chunks, start=1):
             messages = build_messages(session, chunk, people, (part, len(chunks)))
             reply = parse_reply(*self._complete(messages))
-            mapped = map_facts(reply.facts, chunk, users, self.config.model)
+            mapped = map_facts(reply.facts, chunk, self.config.model)
             facts.extend(mapped.items)
             dropped.update(mapped.dropped)
             dropped["invalid_item"] += reply.invalid

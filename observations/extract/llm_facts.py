@@ -2,9 +2,12 @@
 
 A fact is dropped (and counted under the reason) when it cites no turn
 (``no_source_turns``), cites a turn number the model was not shown
-(``nonexistent_turn``), or is about nobody we can name as a user of the session
-(``unknown_speaker``). Keys are normalised to the heuristic extractor's scheme,
-``<kind>:<topic>`` in lower case (``event:<iso date>:<topic>`` for dated events).
+(``nonexistent_turn``), cites no user's turn (``no_user_turn``), or names as its
+``speaker`` nobody among the users whose turns it cites (``speaker_not_cited``): a fact
+about a user rests on that user's own words, so a chat cannot put words in someone
+else's memory, and an assistant's or a stranger's statement is nobody's memory. Keys are
+normalised to the heuristic extractor's scheme, ``<kind>:<topic>`` in lower case
+(``event:<iso date>:<topic>`` for dated events).
 """
 
 from __future__ import annotations
@@ -61,13 +64,20 @@ def fact_key(fact: LLMFact) -> str:
     return ":".join([fact.kind, *([p for p in parts if p] or ["general"])])
 
 
-def _owner(fact: LLMFact, cited: Sequence[NumberedTurn], users: Mapping[str, str]) -> str | None:
-    """The user the fact is about: named by ``speaker``, else the one user cited."""
-    named = users.get(fact.speaker.casefold())
-    if named is not None:
-        return named
-    cited_users = {t.event.actor_id for t in cited if t.event.role == "user"}
-    return cited_users.pop() if len(cited_users) == 1 else None
+def _owner(fact: LLMFact, cited: Sequence[NumberedTurn]) -> tuple[str | None, str]:
+    """The user the fact is about — one of the users whose turns it cites: the one its
+    ``speaker`` names (by display name or id), or the only one cited — or, with None,
+    the reason it is dropped."""
+    speakers = {t.event.actor_id: t.event.speaker for t in cited if t.event.role == "user"}
+    if not speakers:
+        return None, "no_user_turn"
+    name = fact.speaker.strip().casefold()
+    named = [a for a, shown in speakers.items() if name in (shown.casefold(), a.casefold())]
+    if len(named) == 1:
+        return named[0], ""
+    if not name and len(speakers) == 1:
+        return next(iter(speakers)), ""
+    return None, "speaker_not_cited"
 
 
 def _valid_from(fact: LLMFact, cited: Sequence[NumberedTurn]) -> datetime:
@@ -121,32 +131,23 @@ def _drop_reason(fact: LLMFact, shown: Mapping[int, NumberedTurn]) -> str | None
     return None
 
 
-def _map_one(
-    fact: LLMFact, by_number: Mapping[int, NumberedTurn], users: Mapping[str, str], model: str
-) -> Extracted | str:
+def _map_one(fact: LLMFact, by_number: Mapping[int, NumberedTurn], model: str) -> Extracted | str:
     """The item for one fact, or the reason it is dropped."""
     reason = _drop_reason(fact, by_number)
     if reason is not None:
         return reason
     cited = [by_number[n] for n in sorted(set(fact.source_turns))]
-    owner = _owner(fact, cited, users)
-    if owner is None:
-        return "unknown_speaker"
-    return _item(fact, cited, owner, model)
+    owner, dropped = _owner(fact, cited)
+    return dropped if owner is None else _item(fact, cited, owner, model)
 
 
-def map_facts(
-    facts: Sequence[LLMFact], shown: Sequence[NumberedTurn], users: Mapping[str, str], model: str
-) -> Mapped:
-    """Items for the facts whose citations name turns in ``shown`` (the model's chunk).
-
-    ``users`` maps a user's casefolded display name (and id) to their actor id.
-    """
+def map_facts(facts: Sequence[LLMFact], shown: Sequence[NumberedTurn], model: str) -> Mapped:
+    """Items for the facts whose citations name turns in ``shown`` (the model's chunk)."""
     by_number = {t.number: t for t in shown}
     items: list[Extracted] = []
     dropped: Counter[str] = Counter()
     for fact in facts:
-        mapped = _map_one(fact, by_number, users, model)
+        mapped = _map_one(fact, by_number, model)
         if isinstance(mapped, str):
             dropped[mapped] += 1
         else:

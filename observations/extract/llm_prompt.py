@@ -59,7 +59,13 @@ def turn_line(number: int, event: SessionEvent) -> str:
     caption = _caption(event)
     if caption:
         text = f"{text} [shares a photo: {_SPACE.sub(' ', caption)}]".strip()
-    return f"T{number} [{stamp(event.occurred_at)}] {event.speaker}: {text}"
+    return f"T{number} [{stamp(event.occurred_at)}] {one_line(event.speaker)}: {text}"
+
+
+def one_line(text: str) -> str:
+    """A name as the prompt shows it: on one line (a name holding newlines would forge
+    transcript lines)."""
+    return _SPACE.sub(" ", text).strip()
 
 
 def number_turns(session: SessionInput) -> tuple[NumberedTurn, ...]:
@@ -97,7 +103,7 @@ def participants(turns: Sequence[NumberedTurn]) -> list[str]:
     """ "Caroline (user)", "Trip Agent (assistant)": each speaker once, in order."""
     seen: dict[str, str] = {}
     for turn in turns:
-        seen.setdefault(turn.event.speaker, turn.event.role)
+        seen.setdefault(one_line(turn.event.speaker), turn.event.role)
     return [f"{name} ({role})" for name, role in seen.items()]
 
 
