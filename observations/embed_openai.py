@@ -13,7 +13,6 @@ from observations.embed_base import (
     Vectors,
     check_texts,
     empty_vectors,
-    l2_normalize,
 )
 
 
@@ -82,6 +81,8 @@ class OpenAIEmbedder:
             )
         except openai.APIError as exc:
             raise self._failed(f"embeddings request failed: {exc}") from exc
+        except ValueError as exc:  # a body that is not JSON
+            raise self._failed(f"reply is not JSON: {exc}") from exc
 
     def _parse(self, reply: CreateEmbeddingResponse, count: int) -> Vectors:
         try:
@@ -97,13 +98,16 @@ class OpenAIEmbedder:
             )
         if lengths != [self.dim]:
             raise self._failed("reply has vectors of the wrong length", dim=self.dim, got=lengths)
-        try:
-            matrix = np.asarray([row.embedding for row in rows], dtype=np.float32)
+        try:  # float64 first: components near 1e20 or 1e-20 keep a usable norm
+            matrix = np.asarray([row.embedding for row in rows], dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise self._failed(f"reply holds a non-numeric vector: {exc}") from exc
-        if not np.isfinite(matrix).all() or not np.linalg.norm(matrix, axis=1).all():
+        if matrix.ndim != 2:
+            raise self._failed("reply holds a vector that is not a flat list of numbers")
+        norms = np.linalg.norm(matrix, axis=1)
+        if not np.isfinite(norms).all() or not norms.all():
             raise self._failed("reply holds a zero or non-finite vector")
-        return l2_normalize(matrix)
+        return (matrix / norms[:, None]).astype(np.float32)
 
     def _failed(self, message: str, **fields: object) -> EmbeddingEndpointFailed:
         return EmbeddingEndpointFailed(

@@ -311,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append((self.path, self.headers.get("Authorization", ""), body))
         status, payload = self.server.respond(body)
-        data = json.dumps(payload).encode()
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -421,6 +421,37 @@ def test_openai_embedder_rejects_a_reply_missing_an_input(
     server.respond = one_short
     with pytest.raises(EmbedderError, match="one embedding per input"):
         remote.embed([HIKING, TAXES])
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (b"not json", "reply is not JSON"),
+        (b"", "reply is not JSON"),
+        ({"data": [{"index": 0, "embedding": [[0.1]] * 8}]}, "not a flat list"),
+    ],
+)
+def test_openai_embedder_names_a_malformed_reply(
+    server: _Server, remote: OpenAIEmbedder, reply: Any, message: str
+) -> None:
+    server.respond = lambda body: (200, reply)
+    with pytest.raises(EmbedderError, match=message):
+        remote.embed([HIKING])
+
+
+@pytest.mark.parametrize("scale", [1e20, 1e-20])
+def test_openai_embedder_normalizes_vectors_of_any_magnitude(
+    server: _Server, remote: OpenAIEmbedder, scale: float
+) -> None:
+    def scaled(body: dict[str, Any]) -> tuple[int, Any]:
+        status, payload = _embeddings_reply(body)
+        for item in payload["data"]:
+            item["embedding"] = [x * scale for x in item["embedding"]]
+        return status, payload
+
+    server.respond = scaled
+    vectors = remote.embed([HIKING, TAXES])
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
 
 
 def test_openai_embedder_names_the_endpoint_when_nothing_listens() -> None:
