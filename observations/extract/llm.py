@@ -33,6 +33,7 @@ backoff (tests pass a recorder).
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -98,11 +99,17 @@ class LLMConfig:
             raise LLMConfigError("base_url and model are required", model=self.model)
         if self.response_format not in ("json_schema", "json_object"):
             raise LLMConfigError(setting="response_format", value=self.response_format)
-        for name in ("timeout", "max_chunk_chars", "max_output_tokens", "max_facts_per_chunk"):
-            if getattr(self, name) <= 0:
-                raise LLMConfigError(setting=name, value=getattr(self, name))
-        if self.max_retries < 0 or self.backoff_initial < 0 or self.backoff_max < 0:
-            raise LLMConfigError("retries and backoff must not be negative")
+        positive = ["timeout", "max_chunk_chars", "max_output_tokens", "max_facts_per_chunk"]
+        if self.max_chunk_tokens is not None:
+            positive.append("max_chunk_tokens")
+        for name in positive:  # "not > 0" also refuses NaN
+            value = getattr(self, name)
+            if not value > 0 or not math.isfinite(value):
+                raise LLMConfigError("must be a positive number", setting=name, value=value)
+        for name in ("max_retries", "backoff_initial", "backoff_max", "temperature"):
+            value = getattr(self, name)
+            if not value >= 0 or not math.isfinite(value):
+                raise LLMConfigError("must be a number, not negative", setting=name, value=value)
 
     @property
     def chunk_chars(self) -> int:

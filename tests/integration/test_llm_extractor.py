@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 import socket
 import subprocess
@@ -869,3 +870,7 @@ def test_the_extractor_takes_a_config_or_its_fields_and_rejects_bad_settings() -
         )
     with pytest.raises(LLMConfigError, match="setting='max_chunk_chars'"):
         LLMConfig(base_url="http://x/v1", model="m", max_chunk_chars=0)
+    for setting, value in (("timeout", math.nan), ("timeout", math.inf),
+                           ("max_chunk_tokens", 0), ("backoff_initial", math.nan)):  # fmt: skip
+        with pytest.raises(LLMConfigError, match=f"setting='{setting}'"):
+            LLMConfig(base_url="http://x/v1", model="m", **{setting: value})
