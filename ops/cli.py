@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from importlib import resources
@@ -59,6 +60,9 @@ def cli(ctx: click.Context, config: Path | None, tenant: str | None) -> None:
 def main() -> None:
     from ops import commands  # noqa: F401  (registers the subcommands)
 
+    # SIGTERM (timeout, cron, docker stop) exits like Ctrl-C would, running the exit
+    # handlers that stop the embedded services; worker, scheduler and serve set their own.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         cli(standalone_mode=True)
     except MemledgerError as exc:

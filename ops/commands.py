@@ -22,6 +22,7 @@ from ops.pipeline import (
     wait_for_projections,
 )
 from ops.runtime import Runtime, open_runtime, wall_clock
+from ops.services import redacted
 from retrieval.bundle import render_text
 from retrieval.recent import RecentWindow
 from retrieval.search import Scope
@@ -51,7 +52,7 @@ def db_init(ctx: Context) -> None:
     with open_runtime(ctx.settings, init_schema=False) as rt:
         applied = apply_schema(rt.conn)
     done = "applied to" if applied else "already current in"
-    click.echo(f"schema {done} {rt.urls.database_url}")
+    click.echo(f"schema {done} {redacted(rt.urls.database_url)}")
 
 
 @cli.command()
@@ -79,7 +80,7 @@ def _ingest_file(rt: Runtime, file: Path, batch_size: int | None) -> IngestRepor
     with (
         file.open(encoding="utf-8", errors="surrogateescape") as stream,
         tqdm(
-            total=count_lines(file),
+            total=count_lines(file) if file.is_file() else None,  # a pipe is read once
             unit="ev",
             desc="ingest",
             file=sys.stderr,
@@ -156,7 +157,10 @@ def run(ctx: Context, file: Path | None) -> None:
     """The main job on the embedded default: ingest a transcript, close idle sessions,
     and show the ledger, the memory entries and the read models."""
     with open_runtime(ctx.settings) as rt:
-        click.echo(f"database: {rt.urls.database_url}\nredis:    {rt.urls.redis_url}\n")
+        urls = rt.urls
+        click.echo(
+            f"database: {redacted(urls.database_url)}\nredis:    {redacted(urls.redis_url)}\n"
+        )
         _print_report(_ingest_file(rt, file or sample_path(), None))
         closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
         click.echo(f"idle sessions closed: {len(closed)}\n")

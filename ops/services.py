@@ -8,6 +8,7 @@ each is stopped when the last process that started or attached to it exits.
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -69,7 +70,9 @@ def ensure_database(admin_uri: str, name: str) -> str:
     with psycopg.connect(admin_uri, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
-            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+            # another process may create it meanwhile: PostgreSQL then reports either error
+            duplicate = (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation)
+            with contextlib.suppress(*duplicate):
                 conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     return database_url(admin_uri, name)
 
@@ -96,6 +99,12 @@ def database_url(admin_uri: str, name: str) -> str:
     info = psycopg.conninfo.conninfo_to_dict(admin_uri)
     info["dbname"] = name
     return psycopg.conninfo.make_conninfo("", **{k: v for k, v in info.items() if v is not None})
+
+
+def redacted(url: str) -> str:
+    """A database or Redis URL as it may be printed: any password replaced by ***."""
+    url = re.sub(r"(://[^:/@]*:)[^@]+@", r"\1***@", url)
+    return re.sub(r"(password=)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
 
 
 def redis_server(home: Path) -> Any:

@@ -12,16 +12,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ledger.errors import MemledgerError
 from ledger.events import Limits
 
 
 class Settings(BaseSettings):
     """Everything memledger can be configured with (env: ``MEMLEDGER_<NAME>``)."""
 
-    model_config = SettingsConfigDict(env_prefix="MEMLEDGER_", extra="forbid")
+    # An empty variable counts as unset (MEMLEDGER_DATABASE_URL= is no database URL), and
+    # no number may be infinite or NaN (durations built from them would overflow).
+    model_config = SettingsConfigDict(
+        env_prefix="MEMLEDGER_", extra="forbid", env_ignore_empty=True, allow_inf_nan=False
+    )
 
     home: Path = Field(
         default_factory=lambda: Path(platformdirs.user_data_dir("memledger")),
@@ -114,14 +119,37 @@ class Settings(BaseSettings):
         )
 
 
+class InvalidSettings(MemledgerError):
+    """A setting is invalid: fix the named environment variable or file."""
+
+
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
-    """Settings from the environment, under values from a TOML file and explicit overrides."""
+    """Settings from the environment, under values from a TOML file and explicit overrides.
+    A bad value or file raises :class:`InvalidSettings` naming it."""
     values: dict[str, Any] = {}
     if config_file is not None:
-        from_file = tomllib.loads(config_file.read_text("utf-8")).get("memledger", {})
+        from_file = _file_settings(config_file)
         # The environment wins over the file: keep only what it does not set.
         values.update(
             {k: v for k, v in from_file.items() if f"MEMLEDGER_{k.upper()}" not in os.environ}
         )
     values.update({k: v for k, v in overrides.items() if v is not None})
-    return Settings(**values)
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"MEMLEDGER_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidSettings(problems) from None
+
+
+def _file_settings(path: Path) -> dict[str, Any]:
+    """The ``[memledger]`` table of a TOML settings file."""
+    try:
+        document = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidSettings(f"cannot read {path}: {exc}") from None
+    table = document.get("memledger")
+    if not isinstance(table, dict) or set(document) != {"memledger"}:
+        raise InvalidSettings(f"{path}: settings go in a [memledger] table, and nothing else")
+    return table

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -9,7 +11,8 @@ from click.testing import CliRunner
 from ledger.db import connect
 from ops import commands  # noqa: F401  (registers the subcommands)
 from ops.api.keys import resolve_key
-from ops.cli import cli
+from ops.cli import cli, sample_path
+from ops.services import redacted
 
 
 def test_keys_take_the_tenant_after_the_command_name_too(
@@ -41,3 +44,25 @@ def test_keys_take_the_tenant_after_the_command_name_too(
     assert revoked.exit_code == 0, revoked.output
     with connect(fresh_db_url, autocommit=True) as conn:
         assert resolve_key(conn, key) is None
+
+
+def test_ingest_reads_a_pipe_and_urls_are_printed_without_password(
+    fresh_db_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    env = {
+        "MEMLEDGER_DATABASE_URL": fresh_db_url,
+        "MEMLEDGER_REDIS_URL": redis_url,
+        "MEMLEDGER_HOME": str(tmp_path),
+        "MEMLEDGER_EMBEDDER": "hash",
+    }
+    fifo = tmp_path / "events"
+    os.mkfifo(fifo)  # read once, like `memledger ingest <(...)` or /dev/stdin
+    lines = sample_path().read_text()
+    writer = threading.Thread(target=fifo.write_text, args=(lines,))
+    writer.start()
+    out = CliRunner(env=env).invoke(cli, ["--tenant", "pipe", "ingest", str(fifo)])
+    writer.join()
+    assert out.exit_code == 0, out.output
+    assert f"accepted {len(lines.splitlines())}," in out.output
+    assert redacted("postgresql://memledger:s3cret@db/x") == "postgresql://memledger:***@db/x"
+    assert "password=***" in redacted("user=u password=s3cret host=h")

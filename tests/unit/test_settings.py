@@ -1,0 +1,62 @@
+"""Settings from the environment and a TOML file: a bad value or file is an error naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ops.settings import InvalidSettings, load_settings
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("-1", "greater than 0"),
+        ("abc", "valid number"),
+        ("inf", "finite number"),
+        ("nan", "finite number"),
+    ],
+)
+def test_a_bad_environment_value_names_its_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str, says: str
+) -> None:
+    monkeypatch.setenv("MEMLEDGER_SESSION_GAP_MINUTES", value)
+    with pytest.raises(InvalidSettings, match=f"MEMLEDGER_SESSION_GAP_MINUTES: .*{says}"):
+        load_settings()
+
+
+def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMLEDGER_DATABASE_URL", "")
+    monkeypatch.setenv("MEMLEDGER_SESSION_GAP_MINUTES", "")
+    settings = load_settings()
+    assert (settings.database_url, settings.session_gap_minutes) == (None, 30)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('database_url = "postgresql://db/x"\n', r"\[memledger\] table"),  # no table
+        ("[memledger]\nsession_gap_minutes = 5\n[other]\nx = 1\n", r"\[memledger\] table"),
+        ("[memledger\n", "cannot read"),
+        ("[memledger]\nsession_gap_minutes = -5\n", "MEMLEDGER_SESSION_GAP_MINUTES"),
+    ],
+)
+def test_a_bad_settings_file_is_named(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "memledger.toml"
+    path.write_text(text)
+    with pytest.raises(InvalidSettings, match=says):
+        load_settings(path)
+    path.write_bytes(b"\xff\xfe")
+    with pytest.raises(InvalidSettings, match="cannot read"):
+        load_settings(path)
+
+
+def test_a_good_file_is_read_under_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "memledger.toml"
+    path.write_text("[memledger]\nsession_gap_minutes = 5\nretention_days = 3\n")
+    monkeypatch.setenv("MEMLEDGER_RETENTION_DAYS", "7")
+    settings = load_settings(path)
+    assert (settings.session_gap_minutes, settings.retention_days) == (5, 7)
