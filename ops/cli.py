@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import psycopg
+import redis
 
 from ledger.errors import MemledgerError
 from ops.logs import configure_logging
+from ops.services import redacted
 from ops.settings import Settings, load_settings
 
 
@@ -68,6 +71,10 @@ def main() -> None:
     except MemledgerError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except (psycopg.OperationalError, redis.exceptions.ConnectionError) as exc:
+        # a database or Redis that cannot be reached (or refuses the credentials)
+        click.echo(f"error: {type(exc).__name__}: {redacted(str(exc))}", err=True)
+        sys.exit(3)
 
 
 def sample_path() -> Path:
