@@ -88,17 +88,18 @@ def _skill_cells(skill: SkillProposal) -> dict[str, Any]:
 
 @skills.command("review")
 @click.argument("skill_id", type=click.IntRange(1))
-@click.option("--publish", "decision", flag_value="publish", help="Publish the proposal.")
-@click.option("--reject", "decision", flag_value="reject", help="Reject the proposal.")
+@click.option("--publish", is_flag=True, help="Publish the proposal.")
+@click.option("--reject", is_flag=True, help="Reject the proposal.")
 @click.option("--reviewer", required=True, help="Who decides (recorded with the decision).")
 @click.option("--reason", default=None, help="Why (recorded with the decision).")
 @pass_ctx
 def skills_review(
-    ctx: Context, skill_id: int, decision: str | None, reviewer: str, reason: str | None
+    ctx: Context, skill_id: int, publish: bool, reject: bool, reviewer: str, reason: str | None
 ) -> None:
     """Publish or reject skill proposal SKILL_ID; later evidence keeps the decision."""
-    if decision is None:
-        raise click.UsageError("say --publish or --reject")
+    if publish == reject:
+        raise click.UsageError("say --publish or --reject (one of them)")
+    decision = "publish" if publish else "reject"
     with open_runtime(ctx.settings) as rt:
         skill = review_skill(
             rt.conn,

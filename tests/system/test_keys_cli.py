@@ -66,3 +66,10 @@ def test_ingest_reads_a_pipe_and_urls_are_printed_without_password(
     assert f"accepted {len(lines.splitlines())}," in out.output
     assert redacted("postgresql://memledger:s3cret@db/x") == "postgresql://memledger:***@db/x"
     assert "password=***" in redacted("user=u password=s3cret host=h")
+
+
+def test_a_review_takes_exactly_one_decision() -> None:
+    runner = CliRunner()
+    for flags in (["--publish", "--reject"], []):
+        out = runner.invoke(cli, ["skills", "review", "1", *flags, "--reviewer", "lead"])
+        assert out.exit_code == 2 and "--publish or --reject" in out.output, out.output
