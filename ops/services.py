@@ -8,6 +8,7 @@ each is stopped when the last process that started or attached to it exits.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import re
 import warnings
 from collections.abc import Iterator
@@ -44,6 +45,19 @@ def _usable_dir(path: Path, what: str) -> Path:
             error=str(exc),
         ) from exc
     return path
+
+
+@contextlib.contextmanager
+def _starting(home: Path) -> Iterator[None]:
+    """One process at a time starts or attaches to the embedded servers of ``home``: two
+    started together would each start a Redis on the same data file."""
+    lock = _usable_dir(home, "MEMLEDGER_HOME") / ".start.lock"
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
 
 
 def postgres_server(home: Path) -> Any:
@@ -126,11 +140,13 @@ def running_services(
 ) -> Iterator[ServiceUrls]:
     """The URLs to use, starting embedded servers for those not configured."""
     redis_handle = None
-    if database_url_ is None:
-        database_url_ = ensure_database(postgres_server(home).get_uri(), DATABASE)
-    if redis_url is None and redis:
-        redis_handle = redis_server(home)
-        redis_url = f"unix://{redis_handle.socket_file}"
+    embedded = database_url_ is None or (redis_url is None and redis)
+    with _starting(home) if embedded else contextlib.nullcontext():
+        if database_url_ is None:
+            database_url_ = ensure_database(postgres_server(home).get_uri(), DATABASE)
+        if redis_url is None and redis:
+            redis_handle = redis_server(home)
+            redis_url = f"unix://{redis_handle.socket_file}"
     try:
         yield ServiceUrls(database_url_, redis_url or "")
     finally:
