@@ -1,6 +1,7 @@
-"""The embedded services on a fresh home, started by several commands at once: they take
-turns starting them (a lock in the home), so none trips over another's half-made database
-or starts a second Redis on the same data file."""
+"""The embedded PostgreSQL on a fresh home, started by several commands at once: they
+take turns starting it (a lock in the home), and none trips over another's half-made
+database. (Redis is the test run's own: an embedded one that a finishing command stops
+while another attaches is a race of the embedded Redis that remains.)"""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pathlib import Path
 MEMLEDGER = Path(sys.executable).parent / "memledger"
 
 
-def test_commands_started_together_on_a_fresh_home_all_succeed(tmp_path: Path) -> None:
+def test_commands_started_together_on_a_fresh_home_all_succeed(
+    tmp_path: Path, redis_url: str
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLEDGER_")}
-    env["MEMLEDGER_HOME"] = str(tmp_path / "home")
+    env.update(MEMLEDGER_HOME=str(tmp_path / "home"), MEMLEDGER_REDIS_URL=redis_url)
     started = [
         subprocess.Popen(
             [MEMLEDGER, "sessions"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
