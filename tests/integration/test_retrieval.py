@@ -272,10 +272,7 @@ def test_bundle_stays_under_budget_with_whole_items(conn: Conn, budget: int) -> 
 def test_recent_messages_come_from_redis_and_from_the_ledger_when_redis_is_down(
     conn: Conn, redis_url: str
 ) -> None:
-    tenant = f"t-{uuid.uuid4().hex[:8]}"
-    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
-    result = append(conn, tenant, events, now=NOW)  # one open session
-    stored = _stored(events, result)
+    tenant, events, stored = open_dm(conn, 4)  # one open session
     up = RecentWindow.from_url(redis_url, size=3)
     assert up.record(tenant, stored)
     from_redis = recent_messages(conn, up, tenant, "dm-maya", limit=3)
@@ -294,11 +291,9 @@ def test_recent_messages_come_from_redis_and_from_the_ledger_when_redis_is_down(
 def test_a_window_that_lost_some_of_the_sessions_messages_gives_way_to_the_ledger(
     conn: Conn, redis_url: str
 ) -> None:
-    tenant = f"t-{uuid.uuid4().hex[:8]}"
-    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
-    result = append(conn, tenant, events, now=NOW)
+    tenant, events, stored = open_dm(conn, 4)
     window = RecentWindow.from_url(redis_url, size=3)
-    assert window.record(tenant, _stored(events, result)[-1:])  # the others' record failed
+    assert window.record(tenant, stored[-1:])  # the others' record failed
     recent = recent_messages(conn, window, tenant, "dm-maya", limit=3)
     assert [m.external_id for m in recent] == [e["external_id"] for e in events[1:]]
 
@@ -306,14 +301,20 @@ def test_a_window_that_lost_some_of_the_sessions_messages_gives_way_to_the_ledge
 def test_recent_messages_are_only_for_someone_who_took_part_in_the_session(
     conn: Conn, redis_url: str
 ) -> None:
-    tenant = f"t-{uuid.uuid4().hex[:8]}"
-    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
-    result = append(conn, tenant, events, now=NOW)
+    tenant, _, stored = open_dm(conn, 4)
     window = RecentWindow.from_url(redis_url, size=3)
-    assert window.record(tenant, _stored(events, result))
+    assert window.record(tenant, stored)
     for source in (window, None):  # from Redis, and from the ledger
         assert recent_messages(conn, source, tenant, "dm-maya", limit=3, participant="maya")
         assert recent_messages(conn, source, tenant, "dm-maya", limit=3, participant="leo") == []
+
+
+def open_dm(conn: Conn, n: int) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """A new tenant with the first ``n`` messages of the sample's dm-maya chat appended
+    (one open session): the tenant, the events sent, and the events as stored."""
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:n]
+    return tenant, events, _stored(events, append(conn, tenant, events, now=NOW))
 
 
 def _stored(events: list[dict[str, Any]], result: AppendResult) -> list[dict[str, Any]]:
@@ -327,10 +328,7 @@ def _stored(events: list[dict[str, Any]], result: AppendResult) -> list[dict[str
 def test_the_window_keeps_the_newest_messages_whatever_order_they_are_recorded_in(
     conn: Conn, redis_url: str
 ) -> None:
-    tenant = f"t-{uuid.uuid4().hex[:8]}"
-    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:5]
-    result = append(conn, tenant, events, now=NOW)
-    stored = _stored(events, result)
+    tenant, events, stored = open_dm(conn, 5)
     window = RecentWindow.from_url(redis_url, size=3)
     assert window.record(tenant, stored[3:])  # a later delivery recorded first
     assert window.record(tenant, stored[:3])
