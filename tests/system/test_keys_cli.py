@@ -15,16 +15,16 @@ from ops.cli import cli, sample_path
 from ops.services import redacted
 
 
+def cli_env(db_url: str, redis_url: str, home: Path, **settings: str) -> dict[str, str]:
+    """The CLI's environment on the test's database and Redis, with more ``MEMLEDGER_*``."""
+    env = {"DATABASE_URL": db_url, "REDIS_URL": redis_url, "HOME": str(home), **settings}
+    return {f"MEMLEDGER_{name}": value for name, value in env.items()}
+
+
 def test_keys_take_the_tenant_after_the_command_name_too(
     fresh_db_url: str, redis_url: str, tmp_path: Path
 ) -> None:
-    env = {
-        "MEMLEDGER_DATABASE_URL": fresh_db_url,
-        "MEMLEDGER_REDIS_URL": redis_url,
-        "MEMLEDGER_HOME": str(tmp_path),
-        "MEMLEDGER_TENANT": "default",
-    }
-    runner = CliRunner(env=env)
+    runner = CliRunner(env=cli_env(fresh_db_url, redis_url, tmp_path, TENANT="default"))
 
     made = runner.invoke(cli, ["keys", "create", "--tenant", "acme", "--name", "backend"])
     assert made.exit_code == 0, made.output
@@ -49,12 +49,7 @@ def test_keys_take_the_tenant_after_the_command_name_too(
 def test_ingest_reads_a_pipe_and_urls_are_printed_without_password(
     fresh_db_url: str, redis_url: str, tmp_path: Path
 ) -> None:
-    env = {
-        "MEMLEDGER_DATABASE_URL": fresh_db_url,
-        "MEMLEDGER_REDIS_URL": redis_url,
-        "MEMLEDGER_HOME": str(tmp_path),
-        "MEMLEDGER_EMBEDDER": "hash",
-    }
+    env = cli_env(fresh_db_url, redis_url, tmp_path, EMBEDDER="hash")
     fifo = tmp_path / "events"
     os.mkfifo(fifo)  # read once, like `memledger ingest <(...)` or /dev/stdin
     lines = sample_path().read_text()

@@ -5,7 +5,9 @@ written after each commit reaches the context bundle."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 
 from ledger.db import connect
 from ops.api.keys import create_key
-from ops.bench.api import serving
+from ops.bench.api import Served, serving
 from ops.services import drop_database, recreate_database
 from tests.events import sample_events
 
@@ -29,67 +31,77 @@ def _copy(n: int) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.fixture
+def served_db(
+    admin_url: str, template_db: str, request: pytest.FixtureRequest
+) -> Iterator[tuple[str, str]]:
+    """A database of the test's own, and an API key of tenant acme on it."""
+    name = f"memledger_test_{request.node.name[5:45]}"
+    db_url = recreate_database(admin_url, name, template_db)
+    try:
+        with connect(db_url, autocommit=True) as conn:
+            key = create_key(conn, "acme", name="t", now=datetime(2025, 1, 1, tzinfo=UTC))[1]
+        yield db_url, key
+    finally:
+        drop_database(admin_url, name)
+
+
+@contextmanager
+def api(
+    served_db: tuple[str, str], redis: Any, **options: Any
+) -> Iterator[tuple[Served, httpx.Client]]:
+    """``memledger serve`` on the database, and a client with its key."""
+    db_url, key = served_db
+    with (
+        serving(db_url, f"unix://{redis.socket_file}", **options) as served,
+        httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {key}"}) as client,
+    ):
+        yield served, client
+
+
 def test_several_server_processes_ingest_and_answer(
-    admin_url: str, template_db: str, redis: Any, monkeypatch: pytest.MonkeyPatch
+    served_db: tuple[str, str], redis: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMLEDGER_EMBEDDER", "hash")
     monkeypatch.setenv("MEMLEDGER_LOG_LEVEL", "warning")
-    db_url = recreate_database(admin_url, "memledger_test_serve", template_db)
-    try:
-        with connect(db_url, autocommit=True) as conn:
-            key = create_key(conn, "acme", name="t", now=datetime(2025, 1, 1, tzinfo=UTC))[1]
-        copies = [_copy(n) for n in range(8)]
-        with (
-            serving(db_url, f"unix://{redis.socket_file}", processes=2) as api,
-            httpx.Client(base_url=api.url, headers={"Authorization": f"Bearer {key}"}) as client,
-        ):
-            # the processes serving are children of the one bench api's CPU clock reads
-            assert len(api.process.children(recursive=True)) >= 2
-            with ThreadPoolExecutor(4) as pool:
-                answers = list(
-                    pool.map(lambda b: client.post("/v1/events", json={"events": b}), copies)
-                )
-            assert [a.status_code for a in answers] == [200] * len(copies)
-            assert [a.json()["accepted"] for a in answers] == [len(SAMPLE)] * len(copies)
-            again = client.post("/v1/events", json={"events": copies[3]}).json()
-            assert (again["accepted"], again["duplicates"]) == (0, len(SAMPLE))
-            assert client.get("/readyz").json() == {"ready": True, "database": True, "redis": True}
+    copies = [_copy(n) for n in range(8)]
+    with api(served_db, redis, processes=2) as (served, client):
+        # the processes serving are children of the one bench api's CPU clock reads
+        assert len(served.process.children(recursive=True)) >= 2
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(
+                pool.map(lambda b: client.post("/v1/events", json={"events": b}), copies)
+            )
+        assert [a.status_code for a in answers] == [200] * len(copies)
+        assert [a.json()["accepted"] for a in answers] == [len(SAMPLE)] * len(copies)
+        again = client.post("/v1/events", json={"events": copies[3]}).json()
+        assert (again["accepted"], again["duplicates"]) == (0, len(SAMPLE))
+        assert client.get("/readyz").json() == {"ready": True, "database": True, "redis": True}
 
-            last = copies[5][-1]
-            body = {"query": "hello", "user_id": "maya", "channel_id": last["channel_id"]}
-            bundle = client.post("/v1/context", json=body).json()["bundle"]
-        with connect(db_url) as conn:
-            row = conn.execute("SELECT count(*) AS n FROM memory_session_events").fetchone()
-        assert row is not None and row["n"] == len(SAMPLE) * len(copies)
-        recent = [m["content"] for m in bundle["recent"]]
-        assert recent and recent[-1] == last["content"]
-    finally:
-        drop_database(admin_url, "memledger_test_serve")
+        last = copies[5][-1]
+        body = {"query": "hello", "user_id": "maya", "channel_id": last["channel_id"]}
+        bundle = client.post("/v1/context", json=body).json()["bundle"]
+    with connect(served_db[0]) as conn:
+        row = conn.execute("SELECT count(*) AS n FROM memory_session_events").fetchone()
+    assert row is not None and row["n"] == len(SAMPLE) * len(copies)
+    recent = [m["content"] for m in bundle["recent"]]
+    assert recent and recent[-1] == last["content"]
 
 
 def test_serve_with_workers_runs_the_consolidation_schedule(
-    admin_url: str, template_db: str, redis: Any, monkeypatch: pytest.MonkeyPatch
+    served_db: tuple[str, str], redis: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMLEDGER_EMBEDDER", "hash")
     monkeypatch.setenv("MEMLEDGER_SCHEDULE_SWEEP_SECONDS", "1")
-    db_url = recreate_database(admin_url, "memledger_test_serve_sched", template_db)
-    try:
-        with connect(db_url, autocommit=True) as conn:
-            key = create_key(conn, "acme", name="t", now=datetime(2025, 1, 1, tzinfo=UTC))[1]
-        with (
-            serving(db_url, f"unix://{redis.socket_file}", processes=1, workers=True) as api,
-            httpx.Client(base_url=api.url, headers={"Authorization": f"Bearer {key}"}) as client,
-        ):
-            out = client.post("/v1/events", json={"events": SAMPLE}).json()
-            assert out["accepted"] == len(SAMPLE)
-            # the last session stays open: only the schedule's sweep closes it (idle since
-            # the sample's last day) and queues its build
-            deadline = time.monotonic() + 60
-            while _statuses(db_url) != {"built"} and time.monotonic() < deadline:
-                time.sleep(0.5)
-            assert _statuses(db_url) == {"built"}
-    finally:
-        drop_database(admin_url, "memledger_test_serve_sched")
+    with api(served_db, redis, processes=1, workers=True) as (_, client):
+        out = client.post("/v1/events", json={"events": SAMPLE}).json()
+        assert out["accepted"] == len(SAMPLE)
+        # the last session stays open: only the schedule's sweep closes it (idle since
+        # the sample's last day) and queues its build
+        deadline = time.monotonic() + 60
+        while _statuses(served_db[0]) != {"built"} and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _statuses(served_db[0]) == {"built"}
 
 
 def _statuses(db_url: str) -> set[str]:
