@@ -81,6 +81,14 @@ def hash_config() -> BuildConfig:
     return BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
 
 
+def built_sample(conn: Conn) -> str:
+    """A new tenant with the sample ingested and every session built."""
+    tenant = new_tenant()
+    ingest_sample(conn, tenant)
+    build_all(conn, tenant, hash_config())
+    return tenant
+
+
 def build_all(conn: Conn, tenant: str, config: BuildConfig) -> dict[int, BuildOutcome]:
     return {
         s["id"]: build_session(conn, tenant, s["id"], config, now=NOW)
@@ -191,9 +199,7 @@ def test_built_entries_name_real_events_of_their_own_session(conn: Conn) -> None
 
 
 def test_every_observation_links_to_its_entry_and_every_entry_has_one_add(conn: Conn) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
 
     entries = {e["id"]: e for e in rows(conn, "memory_entries", tenant)}
     observations = rows(conn, "memory_observations", tenant)
@@ -273,9 +279,7 @@ def test_entries_are_dated_by_the_transcript_and_recorded_at_build_time(conn: Co
 
 
 def test_rebuild_with_the_same_config_changes_no_row(conn: Conn) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
     before = snapshot(conn, tenant)
     outcomes = {
         sid: build_session(conn, tenant, sid, hash_config(), now=LATER)
@@ -307,9 +311,7 @@ def shortened(statement: str) -> str:
 
 
 def test_new_build_version_updates_entries_in_place_with_history(conn: Conn) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
     session_id = list_sessions(conn, tenant)[0]["id"]  # Maya's first chat: several facts
     old_entries = session_entries(conn, tenant, session_id)
     facts = [k for k, e in old_entries.items() if e["kind"] in FACT_KINDS]
@@ -373,9 +375,7 @@ def test_new_build_version_updates_entries_in_place_with_history(conn: Conn) -> 
 def test_a_rebuild_leaves_what_someone_edited_or_deleted_and_records_every_change(
     conn: Conn,
 ) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
     session_id = list_sessions(conn, tenant)[0]["id"]
     old = session_entries(conn, tenant, session_id)
     deleted, edited, retuned, *_ = [k for k, e in old.items() if e["kind"] in FACT_KINDS]
@@ -408,9 +408,7 @@ def test_a_rebuild_leaves_what_someone_edited_or_deleted_and_records_every_chang
 def test_a_rebuild_keeps_the_provenance_an_entry_absorbed_from_other_sessions(
     conn: Conn,
 ) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
     first, second = (s["id"] for s in list_sessions(conn, tenant)[:2])
     survivor = next(iter(session_entries(conn, tenant, first).values()))
     other = rows(conn, "memory_session_events", tenant, "session_id = %s", second)[0]
@@ -429,9 +427,7 @@ def test_a_rebuild_keeps_the_provenance_an_entry_absorbed_from_other_sessions(
 
 
 def test_a_rebuild_may_move_a_superseded_fact_past_its_successor(conn: Conn) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
     session_id = list_sessions(conn, tenant)[0]["id"]
     entry = next(e for e in session_entries(conn, tenant, session_id).values()
                  if e["kind"] in FACT_KINDS)  # fmt: skip
@@ -457,9 +453,7 @@ def test_a_rebuild_may_move_a_superseded_fact_past_its_successor(conn: Conn) -> 
 def test_after_a_new_build_version_entry_lineage_names_only_existing_observations(
     conn: Conn,
 ) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
     build_all(conn, tenant, BuildConfig(Revised("next"), HashEmbedder()))
 
     observations = {o["id"]: o for o in rows(conn, "memory_observations", tenant)}
@@ -472,9 +466,7 @@ def test_after_a_new_build_version_entry_lineage_names_only_existing_observation
 
 
 def test_new_build_version_with_the_same_statements_adds_no_history_rows(conn: Conn) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
     entries_before = rows(conn, "memory_entries", tenant)
     history_before = rows(conn, "memory_entry_history", tenant)
     outcomes = build_all(conn, tenant, BuildConfig(Revised("next"), HashEmbedder()))
@@ -584,9 +576,7 @@ def test_relative_dates_resolve_on_the_speakers_local_day(conn: Conn) -> None:
 
 
 def test_an_edit_embeds_the_entry_as_the_builder_did(conn: Conn) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
     for entry in rows(conn, "memory_entries", tenant)[:5]:  # the same statement again
         edited = edit_entry(conn, tenant, entry["id"], entry["canonical_statement"],
                             embedder=HashEmbedder(), actor="api:ops", now=NOW)  # fmt: skip
@@ -594,9 +584,7 @@ def test_an_edit_embeds_the_entry_as_the_builder_did(conn: Conn) -> None:
 
 
 def test_deleting_a_users_memory_takes_everything_built_from_their_words(conn: Conn) -> None:
-    tenant = new_tenant()
-    ingest_sample(conn, tenant)
-    build_all(conn, tenant, hash_config())
+    tenant = built_sample(conn)
 
     def built_from_maya() -> list[Row]:  # active entries with a source event maya wrote
         return conn.execute(
