@@ -62,7 +62,7 @@ def edit_entry(
     text = statement.strip() if isinstance(statement, str) else ""
     if not text:
         raise InvalidEdit("statement is empty", field="statement")
-    old = _active(get_entry(conn, tenant_id, entry_id))
+    old = active(get_entry(conn, tenant_id, entry_id))
     vector = embedder.embed(
         [
             entry_text(
@@ -84,7 +84,7 @@ def edit_entry(
         "now": now,
     }
     with tenant_scope(conn, tenant_id):
-        old = _active(_locked(conn, tenant_id, entry_id))  # as it is now, not at embedding
+        old = active(_locked(conn, tenant_id, entry_id))  # as it is now, not at embedding
         announce_entry_changes(conn)
         row = conn.execute(Q["edit_entry"], params).fetchone()
         assert row is not None  # locked, and active
@@ -117,7 +117,8 @@ def _locked(conn: Conn, tenant_id: str, entry_id: int) -> dict[str, Any]:
     return row
 
 
-def _active(row: dict[str, Any]) -> dict[str, Any]:
+def active(row: dict[str, Any]) -> dict[str, Any]:
+    """The entry row, if it is current; else EntryNotFound (naming its status)."""
     if row["status"] != "active":
         raise EntryNotFound(tenant_id=row["tenant_id"], entry_id=row["id"], status=row["status"])
     return row

@@ -21,6 +21,7 @@ from ledger.db import Conn
 from ledger.scope import ID_PATTERN, check_id
 from observations.edits import (
     EntryNotFound,
+    active,
     delete_entry,
     delete_owner_entries,
     edit_entry,
@@ -250,11 +251,7 @@ def get_memory(memory_id: str, owner: Owner, conn: TenantConn) -> Memory:
 
 
 def _current(conn: Conn, tenant_id: str, memory_id: str) -> dict[str, Any]:
-    entry_id = _entry_id(tenant_id, memory_id)
-    row = get_entry(conn, tenant_id, entry_id)
-    if row["status"] != "active":
-        raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id, status=row["status"])
-    return row
+    return active(get_entry(conn, tenant_id, _entry_id(tenant_id, memory_id)))
 
 
 @router.put("/v1/memories/{memory_id}/")
