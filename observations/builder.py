@@ -371,9 +371,10 @@ def record_failure(
 
 
 def sessions_to_build(
-    conn: Conn, *, now: datetime, max_attempts: int = 5, limit: int = 1000
+    conn: Conn, *, now: datetime, max_attempts: int = 5, limit: int | None = 1000
 ) -> list[tuple[str, int]]:
-    """Sessions waiting for a build, across tenants (runs as the owner role)."""
+    """Sessions waiting for a build, across tenants (runs as the owner role); every one
+    with ``limit=None``."""
     rows = conn.execute(
         Q["sessions_to_build"], {"now": now, "max_attempts": max_attempts, "limit": limit}
     ).fetchall()

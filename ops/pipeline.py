@@ -76,7 +76,7 @@ def build_actor(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]]:
 def enqueue_pending(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> int:
     """Queue a build for every closed (or retry-due failed) session."""
     pending = sessions_to_build(
-        rt.conn, now=wall_clock(), max_attempts=rt.settings.build_max_attempts, limit=10**9
+        rt.conn, now=wall_clock(), max_attempts=rt.settings.build_max_attempts, limit=None
     )
     return actors.enqueue_builds(actor, pending)
 
