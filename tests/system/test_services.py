@@ -1,21 +1,28 @@
-"""The embedded services on a fresh home, used by several commands at once. They take
+"""The embedded services on a fresh home. Used by several commands at once, they take
 turns starting, attaching to and stopping them (a lock in the home): none trips over
 another's half-made database, starts a second Redis on the same data file, or attaches
-to a Redis that a finishing command is stopping."""
+to a Redis that a finishing command is stopping. A home whose path holds a space (macOS's
+default, "Application Support") works like any other."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
 
 
-def test_commands_started_together_on_a_fresh_home_all_succeed(tmp_path: Path) -> None:
+def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLEDGER_")}
-    env["MEMLEDGER_HOME"] = str(tmp_path / "home")
+    env["MEMLEDGER_HOME"] = str(home)
+    return env
+
+
+def test_commands_started_together_on_a_fresh_home_all_succeed(tmp_path: Path) -> None:
+    env = _env(tmp_path / "home")
     started = [
         subprocess.Popen(
             [MEMLEDGER, "sessions"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -24,3 +31,15 @@ def test_commands_started_together_on_a_fresh_home_all_succeed(tmp_path: Path) -
     ]
     errors = [p.communicate(timeout=240)[1].decode()[-800:] for p in started]
     assert [p.returncode for p in started] == [0, 0, 0, 0], errors
+
+
+def test_a_home_whose_path_holds_a_space_serves_commands() -> None:
+    # a short path: a long one has its socket moved elsewhere for its length anyway
+    with tempfile.TemporaryDirectory(prefix="app support ", dir="/tmp") as home:
+        env = _env(Path(home))
+        for _ in range(2):  # the first starts PostgreSQL on a new data directory
+            done = subprocess.run(
+                [MEMLEDGER, "db", "init"], env=env, capture_output=True, text=True, timeout=240
+            )
+            assert done.returncode == 0, done.stderr[-800:]
+            assert "host=" in done.stdout
