@@ -23,13 +23,12 @@ from ops.logs import configure_logging
 from ops.metrics import SharedMetrics
 from ops.pipeline import build_actor, in_process_workers, scheduled_consolidation
 from ops.runtime import Runtime, open_runtime, wall_clock
-from ops.settings import Settings
+from ops.settings import SERVE_SETTINGS_ENV, Settings
 from retrieval.recent import RecentWindow
 from retrieval.tokens import wordpiece_counter
 
 log = structlog.get_logger(__name__)
 FLUSH_SECONDS = 2.0  # access counts and metrics
-SETTINGS_ENV = "MEMLEDGER_SERVE_SETTINGS"  # serve's settings, for its server processes
 
 
 @contextmanager
@@ -134,7 +133,7 @@ def serve(
             # file that cannot load would stop each of them at start, so check it here.
             load_model(make_embedder_from(s), check_only=True)
             urls = {"database_url": rt.urls.database_url, "redis_url": rt.urls.redis_url}
-            os.environ[SETTINGS_ENV] = s.model_copy(update=urls).model_dump_json()
+            os.environ[SERVE_SETTINGS_ENV] = s.model_copy(update=urls).model_dump_json()
             uvicorn.run(
                 "ops.api_commands:server_process_app",
                 factory=True,
@@ -147,7 +146,7 @@ def serve(
 
 def server_process_app() -> FastAPI:
     """The application of one of several ``memledger serve`` processes."""
-    settings = Settings.model_validate_json(os.environ[SETTINGS_ENV])
+    settings = Settings.model_validate_json(os.environ[SERVE_SETTINGS_ENV])
     configure_logging(settings.log_level)
     stack = ExitStack()
     rt = stack.enter_context(open_runtime(settings, init_schema=False))

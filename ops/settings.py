@@ -5,14 +5,16 @@ Read once, here in ``ops``; the stages receive explicit arguments.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ledger.errors import MemledgerError
@@ -118,6 +120,22 @@ class Settings(BaseSettings):
             max_future_skew=timedelta(seconds=self.max_future_skew_seconds),
         )
 
+    @field_validator("*")
+    @classmethod
+    def _duration_fits(cls, value: Any, info: ValidationInfo) -> Any:
+        """A duration may be at most a century: more would overflow the dates it is added to."""
+        unit = _DURATION_UNITS.get(str(info.field_name).rsplit("_", 1)[-1])
+        if unit is not None and value * unit > _CENTURY:
+            raise ValueError("must be at most 100 years")
+        return value
+
+
+_DURATION_UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+_CENTURY = 100 * 365.25 * 86400
+SERVE_SETTINGS_ENV = "MEMLEDGER_SERVE_SETTINGS"  # serve's settings, for its server processes
+# MEMLEDGER_ variables that are not settings: serve's hand-over, and the test suite's server
+_NOT_SETTINGS = {SERVE_SETTINGS_ENV, "MEMLEDGER_TEST_DATABASE_URL"}
+
 
 class InvalidSettings(MemledgerError):
     """A setting is invalid: fix the named environment variable or file."""
@@ -126,6 +144,7 @@ class InvalidSettings(MemledgerError):
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
     """Settings from the environment, under values from a TOML file and explicit overrides.
     A bad value or file raises :class:`InvalidSettings` naming it."""
+    _check_names(os.environ)
     values: dict[str, Any] = {}
     if config_file is not None:
         from_file = _file_settings(config_file)
@@ -138,9 +157,26 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         return Settings(**values)
     except ValidationError as exc:
         problems = "; ".join(
-            f"MEMLEDGER_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors()
+            f"MEMLEDGER_{'_'.join(map(str, e['loc'])).upper()}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
         )
         raise InvalidSettings(problems) from None
+
+
+def _check_names(environ: Mapping[str, str]) -> None:
+    """A ``MEMLEDGER_`` variable that names no setting is a mistake (a misspelt
+    MEMLEDGER_DATABASE_URL would quietly store everything in the embedded database)."""
+    known = {f"MEMLEDGER_{name.upper()}" for name in Settings.model_fields} | _NOT_SETTINGS
+    unknown = sorted(k for k in environ if k.startswith("MEMLEDGER_") and k not in known)
+    if unknown:
+        problems = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            problems.append(
+                f"{name}: no such setting" + (f" (did you mean {close[0]}?)" if close else "")
+            )
+        raise InvalidSettings("; ".join(problems))
 
 
 def _file_settings(path: Path) -> dict[str, Any]:

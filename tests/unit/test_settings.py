@@ -26,6 +26,35 @@ def test_a_bad_environment_value_names_its_variable(
         load_settings()
 
 
+def test_a_misspelt_variable_is_named_with_the_setting_it_resembles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMLEDGER_DATABSE_URL", "postgresql://db/memledger")
+    with pytest.raises(
+        InvalidSettings,
+        match=r"MEMLEDGER_DATABSE_URL: no such setting \(did you mean MEMLEDGER_DATABASE_URL\?\)",
+    ):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MEMLEDGER_SESSION_GAP_MINUTES", "1e13"),  # beyond what a timedelta holds
+        ("MEMLEDGER_RETENTION_DAYS", "40000"),
+        ("MEMLEDGER_SCHEDULE_SWEEP_SECONDS", "1e10"),
+    ],
+)
+def test_a_duration_past_a_century_is_refused(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(InvalidSettings, match=f"{name}: must be at most 100 years"):
+        load_settings()
+    monkeypatch.setenv(name, "36500")  # a century of seconds, minutes or days is fine
+    load_settings()
+
+
 def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMLEDGER_DATABASE_URL", "")
     monkeypatch.setenv("MEMLEDGER_SESSION_GAP_MINUTES", "")
