@@ -8,6 +8,7 @@ import numpy as np
 import openai
 from openai.types import CreateEmbeddingResponse
 
+from observations.deadline import deadline_client
 from observations.embed_base import (
     EmbeddingEndpointFailed,
     Vectors,
@@ -23,6 +24,7 @@ class OpenAIEmbedder:
     returns; a reply of another length is an error (set `send_dimensions` for models that
     can shorten their vectors, such as text-embedding-3-*). Failures after the client's own
     `max_retries` (with backoff) raise EmbeddingEndpointFailed naming the endpoint.
+    `timeout` bounds each request, its response body included (:mod:`observations.deadline`).
     An empty `api_key` is sent as a placeholder, for local servers that need none.
     """
 
@@ -52,6 +54,7 @@ class OpenAIEmbedder:
             api_key=api_key or "unused",
             timeout=timeout,
             max_retries=max_retries,
+            http_client=deadline_client(timeout),
         )
 
     def close(self) -> None:

@@ -12,8 +12,10 @@ How a session is extracted:
 3. Each request asks for structured output in the configured form (``json_schema`` for
    OpenAI/vLLM, ``json_object`` + ``schema`` for the llama.cpp server, :mod:`.llm_schema`)
    and is retried on connection errors, timeouts, HTTP 408/409/429 and 5xx, at most
-   ``max_retries`` times, sleeping ``backoff_initial * 2**attempt`` seconds (capped at
-   ``backoff_max``) through the injectable ``sleep``.
+   ``max_retries`` times, sleeping ``backoff_initial * 2**attempt`` seconds, or the
+   server's ``Retry-After`` when longer (capped at ``backoff_max``), through the
+   injectable ``sleep``. ``timeout`` bounds each request, its response body included
+   (:mod:`observations.deadline`).
 4. The reply is validated (:mod:`.llm_schema`); cited turn numbers become event ids and
    speaker names become user ids (:mod:`.llm_facts`); facts that fail are dropped and
    counted in the ``llm_facts_extracted`` log line.
@@ -44,6 +46,7 @@ import openai
 import structlog
 
 from ledger.errors import MemledgerError
+from observations.deadline import deadline_client
 from observations.extract.base import (
     AGENT_EXPERIENCE,
     EPISODIC,
@@ -133,6 +136,18 @@ def _failure(exc: openai.APIError, base_url: str) -> tuple[LLMReplyError, bool]:
     return LLMReplyError("llm_error", f"{type(exc).__name__}: {said}"), False
 
 
+def _retry_after(exc: openai.APIError) -> float | None:
+    """The seconds a rate-limited or busy server asked to wait (``Retry-After`` in seconds;
+    its HTTP-date form is not read)."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    try:
+        seconds = float(exc.response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
+
+
 def _message(response: Any) -> tuple[str | None, str | None]:
     """The reply text and finish reason of a chat completion, whatever shape the server
     gave it: anything but a text (or a list of text parts) is an invalid reply."""
@@ -191,6 +206,7 @@ class LLMExtractor:
             api_key=config.api_key,
             timeout=config.timeout,
             max_retries=0,  # retries are ours: counted, backed off, injectable sleep
+            http_client=deadline_client(config.timeout),
         )
 
     def close(self) -> None:
@@ -255,12 +271,16 @@ class LLMExtractor:
                 if not retryable or attempt >= self.config.max_retries:
                     detail = f"{error.detail} [{attempt + 1} attempts]"
                     raise LLMReplyError(error.code, detail) from exc
-            self._sleep(self.backoff(attempt))
+                wait = self.backoff(attempt, _retry_after(exc))
+            self._sleep(wait)
             attempt += 1
 
-    def backoff(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt ``attempt`` (0-based)."""
-        return min(self.config.backoff_max, self.config.backoff_initial * 2**attempt)
+    def backoff(self, attempt: int, asked: float | None = None) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (0-based): doubling from
+        ``backoff_initial``, or longer when the server ``asked`` for it (Retry-After), and
+        never more than ``backoff_max``."""
+        wait = max(self.config.backoff_initial * 2**attempt, asked or 0.0)
+        return min(self.config.backoff_max, wait)
 
     def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         config = self.config

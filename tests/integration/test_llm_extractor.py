@@ -21,7 +21,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -40,17 +40,26 @@ from observations.extract.base import (
     SessionEvent,
     SessionInput,
 )
+from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.llm import LLMConfig, LLMConfigError, LLMExtractor
 from observations.extract.llm_schema import reply_schema
 from observations.gates import apply_gates
 
-try:
-    from observations.extract.heuristic import HeuristicExtractor
-except ImportError:  # pragma: no cover - the heuristic extractor is written in parallel
-    HeuristicExtractor = None  # type: ignore[assignment,misc]
-
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-Responder = Callable[[dict[str, Any]], tuple[int, bytes]]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer of the test server: its status, body and extra headers, the body sent a
+    byte every ``trickle`` seconds when set."""
+
+    status: int
+    payload: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+    trickle: float = 0.0
+
+
+Responder = Callable[[dict[str, Any]], tuple[int, bytes] | Reply]
 
 
 def _event(
@@ -137,8 +146,6 @@ def _borrowed(kind: str, key: str, owner: str, sources: tuple[int, ...]) -> Extr
 
 
 def _heuristic() -> Any:
-    if HeuristicExtractor is None:
-        return ScriptedFallback()
     return HeuristicExtractor()
 
 
@@ -152,15 +159,24 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         self.server.requests.append(body)
-        status, payload = self.server.respond(body)
+        answer = self.server.respond(body)
+        reply = answer if isinstance(answer, Reply) else Reply(*answer)
         try:
-            self.send_response(status)
+            self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("Content-Length", str(len(reply.payload)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(payload)
+            if reply.trickle:
+                for byte in reply.payload:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(reply.trickle)
+            else:
+                self.wfile.write(reply.payload)
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (the timeout test): nobody is left to answer
+            pass  # the client gave up (the timeout tests): nobody is left to answer
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -614,6 +630,44 @@ def test_a_transient_error_is_retried_with_backoff_and_the_retry_counts() -> Non
         extractor.close()
     assert extraction.extractor == "llm"
     assert sleeps.calls == [0.5, 1.0]
+
+
+def test_a_server_that_asks_to_wait_is_given_its_retry_after_up_to_the_cap() -> None:
+    sleeps = Sleeps([])
+    busy = http_error(503, "busy")
+    answers = iter(
+        [
+            Reply(*busy, headers={"Retry-After": "3"}),
+            Reply(*busy, headers={"Retry-After": "120"}),
+            Reply(*busy, headers={"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}),
+            completion(RECORDED_REPLY),
+        ]
+    )
+    with serving(lambda body: next(answers)) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback(), sleeps, max_retries=3)
+        extraction = extractor.extract(TOOL_CHAT)
+        extractor.close()
+    assert extraction.extractor == "llm"
+    # asked 3 s (over the 0.5 s backoff); asked 120 s, cut to backoff_max; a date: 2.0
+    assert sleeps.calls == [3.0, 8.0, 2.0]
+
+
+def test_a_server_trickling_its_answer_is_cut_off_at_the_timeout() -> None:
+    # a byte every 0.1 s: the whole reply would take minutes, each read only 0.1 s
+    trickled = Reply(*completion(RECORDED_REPLY), trickle=0.1)
+    sleeps = Sleeps([])
+    with serving(lambda body: trickled) as server:
+        extractor = _extractor(
+            server.base_url, ScriptedFallback(), sleeps, timeout=0.5, max_retries=1
+        )
+        began = time.monotonic()
+        extraction = extractor.extract(DOG_CHAT)
+        took = time.monotonic() - began
+        extractor.close()
+    assert extraction.fallback_reason is not None
+    assert extraction.fallback_reason.startswith("llm_timeout: ")
+    assert sleeps.calls == [0.5]
+    assert took < 10, took
 
 
 def test_a_server_slower_than_the_timeout_falls_back_as_a_timeout() -> None:
