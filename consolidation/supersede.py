@@ -11,8 +11,9 @@ belongs, and the latest value stays the only current one.
 
 The timeline holds active, archived, superseded and merged entries (a merged entry was
 still said at its time); merged entries are never changed here, deleted ones are not
-part of it. A superseded entry with no later different value left (its successor was
-deleted by a rebuild) stays superseded: supersede never revives a fact.
+part of it. Supersede never revives a fact: a rebuild that deletes a successor revives
+what it superseded itself (``observations.builder``), and a successor deleted through the
+API leaves its predecessor superseded.
 
 The plan is a fixed point: applied once, planning again yields nothing; it depends on
 the set of entries, not their order.

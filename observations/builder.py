@@ -4,8 +4,9 @@
 left as it is. A new build version replaces the session's observations and updates its
 entries in place, each change written to the entry history. Entries someone edited or
 deleted (through the API) are left as they are: a rebuild neither rewrites nor revives
-them. A session locked by another builder is skipped (``BuildOutcome.busy``), so no
-session is built twice at once.
+them. Entries merged into, or superseded by, an entry the rebuild deletes are active
+again: their own sessions still say them. A session locked by another builder is skipped
+(``BuildOutcome.busy``), so no session is built twice at once.
 """
 
 from __future__ import annotations
@@ -267,8 +268,19 @@ def _store_items(
             )
             for o in gone
         ]
+        revived = conn.execute(Q["revive_displaced"], {**base, "ids": [o["id"] for o in gone]})
+        history += [_revived(r, reason) for r in revived]
     write_history(conn, base, history, ACTOR)
     return len(items)
+
+
+def _revived(row: dict[str, Any], reason: str) -> HistoryRow:
+    """The history row of an entry active again because the one that absorbed or
+    superseded it is gone."""
+    how = "absorbed" if row["old_status"] == "merged" else "superseded"
+    statement = row["canonical_statement"]
+    why = f"revived: entry {row['displaced_by']}, which {how} it, is {reason}"
+    return HistoryRow(row["id"], "UPDATE", statement, statement, row["old_status"], "active", why)
 
 
 def _ident(item: Extracted) -> tuple[str, str, str]:

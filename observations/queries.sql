@@ -113,6 +113,30 @@ UPDATE memory_entries
    SET status = 'deleted', expired_at = %(now)s, updated_at = %(now)s
  WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s::bigint[]);
 
+-- name: revive_displaced
+-- Entries merged into, or superseded by, entries a rebuild deleted: active again, as
+-- their own sessions still say them (the next merge and supersede runs weigh them anew).
+WITH displaced AS (
+    SELECT e.id, e.status, e.canonical_statement,
+           CASE WHEN e.status = 'superseded' THEN e.superseded_by ELSE l.dst_id::bigint END
+               AS displaced_by
+      FROM memory_entries e
+      LEFT JOIN memory_links l
+        ON l.tenant_id = e.tenant_id AND l.src_type = 'entry' AND l.src_id = e.id
+       AND l.relation = 'merged_into' AND l.dst_type = 'entry'
+       AND l.dst_id = ANY(%(ids)s::bigint[]::text[])
+     WHERE e.tenant_id = %(tenant_id)s
+       AND ((e.status = 'superseded' AND e.superseded_by = ANY(%(ids)s::bigint[]))
+         OR (e.status = 'merged' AND l.id IS NOT NULL))
+       FOR UPDATE OF e)
+UPDATE memory_entries e
+   SET status = 'active', expired_at = NULL, superseded_by = NULL,
+       valid_to = CASE WHEN d.status = 'superseded' THEN NULL ELSE e.valid_to END,
+       updated_at = %(now)s
+  FROM displaced d
+ WHERE e.tenant_id = %(tenant_id)s AND e.id = d.id
+RETURNING e.id, d.status AS old_status, d.canonical_statement, d.displaced_by;
+
 -- name: insert_history
 INSERT INTO memory_entry_history
        (tenant_id, entry_id, action, old_statement, new_statement, old_status, new_status,

@@ -450,6 +450,52 @@ def test_a_rebuild_may_move_a_superseded_fact_past_its_successor(conn: Conn) -> 
     assert moved["valid_from"] == moved["valid_to"] == later_start
 
 
+def test_a_rebuild_that_deletes_an_entry_revives_those_it_absorbed_or_superseded(
+    conn: Conn,
+) -> None:
+    tenant = built_sample(conn)
+    first, second = (s["id"] for s in list_sessions(conn, tenant)[:2])
+    survivor = next(e for e in session_entries(conn, tenant, first).values()
+                    if e["kind"] in FACT_KINDS)  # fmt: skip
+    absorbed, superseded = list(session_entries(conn, tenant, second).values())[:2]
+    ids = {"t": NOW, "a": absorbed["id"], "p": superseded["id"], "s": survivor["id"]}
+    for statement in (  # as merge and supersede leave them
+        "UPDATE memory_entries SET status = 'merged', expired_at = %(t)s WHERE id = %(a)s",
+        "UPDATE memory_entries SET status = 'superseded', expired_at = %(t)s,"
+        " superseded_by = %(s)s, valid_to = valid_from WHERE id = %(p)s",
+        "INSERT INTO memory_links (tenant_id, src_type, src_id, relation, dst_type, dst_id,"
+        " created_at) VALUES (%(tenant)s, 'entry', %(a)s, 'merged_into', 'entry', %(s)s::text,"
+        " %(t)s)",
+    ):
+        conn.execute(statement, {**ids, "tenant": tenant})
+    gone = (survivor["owner_type"], survivor["owner_id"], survivor["key"])
+
+    def revise(item: Extracted) -> Extracted | None:
+        return None if (item.owner_type, item.owner_id, item.key) == gone else item
+
+    v2 = BuildConfig(Revised("next", revise), HashEmbedder())
+    assert build_session(conn, tenant, first, v2, now=LATER).status == "built"
+    after = {e["id"]: e for e in rows(conn, "memory_entries", tenant)}
+    assert after[survivor["id"]]["status"] == "deleted"
+    for entry in (absorbed, superseded):
+        revived = after[entry["id"]]
+        assert (revived["status"], revived["expired_at"], revived["superseded_by"]) == (
+            "active",
+            None,
+            None,
+        )
+        assert revived["valid_to"] == entry["valid_to"]  # None: the supersession's end undone
+        assert revived["updated_at"] == LATER
+        [*_, change] = rows(conn, "memory_entry_history", tenant, "entry_id = %s", entry["id"])
+        assert (change["action"], change["old_status"], change["new_status"]) == (
+            "UPDATE",
+            "merged" if entry is absorbed else "superseded",
+            "active",
+        )
+        assert change["actor"] == "builder"
+        assert f"entry {survivor['id']}" in change["reason"]
+
+
 def test_after_a_new_build_version_entry_lineage_names_only_existing_observations(
     conn: Conn,
 ) -> None:
