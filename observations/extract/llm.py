@@ -70,7 +70,7 @@ __all__ = ["LLMConfig", "LLMConfigError", "LLMExtractor", "LLMReplyError"]
 
 log = structlog.get_logger(__name__)
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"  # 2: a long turn is sent in parts, not cut
 CHARS_PER_TOKEN = 3  # conservative: English chat text averages about 4
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 

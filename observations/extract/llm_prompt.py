@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from observations.extract.base import FACT_KINDS, SessionEvent, SessionInput
@@ -55,11 +55,19 @@ def _caption(event: SessionEvent) -> str | None:
 
 
 def turn_line(number: int, event: SessionEvent) -> str:
+    return _head(number, event) + _text(event)
+
+
+def _head(number: int, event: SessionEvent, more: str = "") -> str:
+    return f"T{number} [{stamp(event.occurred_at)}] {one_line(event.speaker)}{more}: "
+
+
+def _text(event: SessionEvent) -> str:
     text = _SPACE.sub(" ", event.content).strip()
     caption = _caption(event)
     if caption:
         text = f"{text} [shares a photo: {_SPACE.sub(' ', caption)}]".strip()
-    return f"T{number} [{stamp(event.occurred_at)}] {one_line(event.speaker)}: {text}"
+    return text
 
 
 def one_line(text: str) -> str:
@@ -75,25 +83,46 @@ def number_turns(session: SessionInput) -> tuple[NumberedTurn, ...]:
     return tuple(NumberedTurn(n, e, turn_line(n, e)) for n, e in enumerate(turns, start=1))
 
 
-def _clip(line: str, max_chars: int) -> str:
-    return line if len(line) <= max_chars else line[: max_chars - 1].rstrip() + "…"
+MIN_PIECE_CHARS = 40  # of a long turn's text per line; with less room, the line is cut
+
+
+def _pieces(turn: NumberedTurn, max_chars: int) -> list[NumberedTurn]:
+    """The turn as lines of at most ``max_chars``: its own line, or, when that is longer,
+    its text in consecutive pieces (cut at a space where one is near), each on a line
+    with the turn's number, marked "(part k)". Should even a piece not fit beside its
+    heading, the line is cut (it ends with "…")."""
+    if len(turn.line) <= max_chars:
+        return [turn]
+    text = _text(turn.event)
+    widest = _head(turn.number, turn.event, f" (part {len(text)})")
+    room = max_chars - len(widest)
+    if room < MIN_PIECE_CHARS:
+        return [replace(turn, line=turn.line[: max_chars - 1].rstrip() + "…")]
+    pieces: list[NumberedTurn] = []
+    while text:
+        cut = len(text) if len(text) <= room else text.rfind(" ", room // 2, room + 1)
+        cut = cut if cut > 0 else room
+        head = _head(turn.number, turn.event, f" (part {len(pieces) + 1})")
+        pieces.append(replace(turn, line=head + text[:cut].strip()))
+        text = text[cut:].strip()
+    return pieces
 
 
 def chunk_turns(turns: Sequence[NumberedTurn], max_chars: int) -> list[list[NumberedTurn]]:
     """Consecutive turns packed into chunks whose lines total at most ``max_chars``.
 
-    A single turn longer than the cap is cut to fit (its line ends with "…").
+    A turn longer than the cap is sent in pieces, one chunk after another, each under the
+    turn's own number: a fact said at its end is seen like one said at its start.
     """
     chunks: list[list[NumberedTurn]] = []
     current: list[NumberedTurn] = []
     size = 0
-    for turn in turns:
-        line = _clip(turn.line, max_chars)
-        if current and size + len(line) + 1 > max_chars:
+    for turn in (piece for t in turns for piece in _pieces(t, max_chars)):
+        if current and size + len(turn.line) + 1 > max_chars:
             chunks.append(current)
             current, size = [], 0
-        current.append(NumberedTurn(turn.number, turn.event, line))
-        size += len(line) + 1
+        current.append(turn)
+        size += len(turn.line) + 1
     if current:
         chunks.append(current)
     return chunks

@@ -788,7 +788,7 @@ def test_a_recorded_reply_becomes_exactly_these_facts_with_turns_mapped_to_event
         extractor.close()
     assert (extraction.extractor, extraction.version, extraction.fallback_reason) == (
         "llm",
-        "1+recorded",
+        "2+recorded",
         None,
     )
     facts = [
@@ -900,6 +900,35 @@ def test_a_long_session_is_sent_in_chunks_under_the_cap_with_session_wide_turn_n
     assert [i.source_event_ids for i in _llm_items(extraction)] == [(499 + n,) for n in firsts]
 
 
+def test_a_turn_longer_than_the_cap_is_sent_whole_in_parts_under_its_number() -> None:
+    filler = " ".join(f"word{n}" for n in range(120))  # about 1,000 characters
+    said = f"Long story: {filler} and in the end I adopted a greyhound named Pixel."
+    session = _session([_event(700, 1, "user", "Caroline", said, 0)])
+
+    def fact_from_the_tail(body: dict[str, Any]) -> tuple[int, bytes]:
+        transcript = body["messages"][-1]["content"]
+        facts = []
+        if "greyhound named Pixel" in transcript:
+            facts.append({"kind": "relationship", "key": "relationship:dog",
+                          "statement": "Caroline adopted a greyhound named Pixel.",
+                          "speaker": "Caroline", "source_turns": [1]})  # fmt: skip
+        return completion(json.dumps({"facts": facts}))
+
+    with serving(fact_from_the_tail) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback(), max_chunk_chars=300)
+        extraction = extractor.extract(session)
+        extractor.close()
+    transcripts = [r["messages"][-1]["content"] for r in server.requests]
+    lines = [line for t in transcripts for line in t.splitlines() if _TURN_LINE.match(line)]
+    assert len(lines) > 3 and all(len(line) <= 300 for line in lines)
+    assert all(line.startswith("T1 [") and " (part " in line for line in lines)
+    sent = " ".join(line.split(": ", 1)[1] for line in lines)
+    assert sent == " ".join(said.split())  # every word, in order, nothing cut
+    assert [i.statement for i in _llm_items(extraction)] == [
+        "Caroline adopted a greyhound named Pixel."
+    ]
+
+
 def test_a_session_without_user_turns_is_left_to_the_fallback_without_a_request() -> None:
     session = _session(list(TOOL_CHAT.events[2:4]))
     with serving(lambda body: completion(RECORDED_REPLY)) as server:
@@ -915,7 +944,7 @@ def test_the_extractor_takes_a_config_or_its_fields_and_rejects_bad_settings() -
     config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", max_chunk_tokens=100)
     extractor = LLMExtractor(config, fallback=ScriptedFallback())
     extractor.close()
-    assert (extractor.config.chunk_chars, extractor.version) == (300, "1+m")
+    assert (extractor.config.chunk_chars, extractor.version) == (300, "2+m")
     with pytest.raises(LLMConfigError):
         LLMExtractor(config, fallback=ScriptedFallback(), timeout=3)
     with pytest.raises(LLMConfigError, match="setting='response_format'"):
