@@ -92,11 +92,24 @@ SELECT * FROM memory_session_events
  ORDER BY occurred_at, seq;
 
 -- name: sweep_idle
-UPDATE memory_sessions
+-- Idle on both clocks: no event within the gap by the events' own times, and no append
+-- within it by the server's (the newest arrival is the event of the highest seq).
+UPDATE memory_sessions s
    SET status = 'closed', ended_at = last_event_at, closed_at = %(now)s, close_reason = 'idle'
  WHERE status = 'open' AND last_event_at < %(cutoff)s
    AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+   AND (SELECT e.recorded_at FROM memory_session_events e
+         WHERE e.tenant_id = s.tenant_id AND e.session_id = s.id AND e.seq = s.event_count)
+       < %(cutoff)s
 RETURNING tenant_id, id;
+
+-- name: close_channels
+-- The open sessions of the channels, closed explicitly (the end of a transcript).
+UPDATE memory_sessions
+   SET status = 'closed', ended_at = last_event_at, closed_at = %(now)s,
+       close_reason = 'explicit'
+ WHERE tenant_id = %(tenant_id)s AND status = 'open' AND channel_id = ANY(%(channel_ids)s)
+RETURNING id;
 
 -- name: events_after
 SELECT * FROM memory_session_events

@@ -270,10 +270,23 @@ def close_session(conn: Conn, tenant_id: str, session_id: int, *, now: datetime)
         return row.fetchone() is not None
 
 
+def close_channels(
+    conn: Conn, tenant_id: str, channel_ids: Sequence[str], *, now: datetime
+) -> list[int]:
+    """Close the channels' open sessions explicitly (a transcript that has ended); their
+    ids, in id order."""
+    with tenant_scope(conn, tenant_id):
+        params = {"tenant_id": tenant_id, "channel_ids": list(channel_ids), "now": now}
+        return sorted(r["id"] for r in conn.execute(Q["close_channels"], params))
+
+
 def sweep_idle(
     conn: Conn, *, now: datetime, gap: timedelta = DEFAULT_GAP, tenant_id: str | None = None
 ) -> list[tuple[str, int]]:
-    """Close open sessions idle for longer than ``gap`` (all tenants unless one is named)."""
+    """Close open sessions idle for longer than ``gap`` (all tenants unless one is named):
+    no event within ``gap`` of ``now`` by the events' own times, and no append within it
+    by the server's clock. A transcript replayed from the past in several requests so
+    stays open between them."""
     params = {"now": now, "cutoff": now - gap, "tenant_id": tenant_id}
     if tenant_id is None:
         with conn.transaction():

@@ -9,7 +9,7 @@ import click
 from tqdm import tqdm
 
 from ledger.db import apply_schema
-from ledger.store import list_sessions, read_session, sweep_idle
+from ledger.store import close_channels, list_sessions, read_session, sweep_idle
 from observations.builder import list_entries
 from ops.actors import enqueue_builds
 from ops.cli import Context, cli, pass_ctx, sample_path, table
@@ -58,15 +58,21 @@ def db_init(ctx: Context) -> None:
 @cli.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--batch-size", type=click.IntRange(1, 100_000), help="Events per append.")
+@click.option(
+    "--close", is_flag=True,
+    help="FILE is a whole transcript: close its channels' open sessions after the last line.",
+)  # fmt: skip
 @pass_ctx
-def ingest(ctx: Context, file: Path, batch_size: int | None) -> None:
+def ingest(ctx: Context, file: Path, batch_size: int | None, close: bool) -> None:
     """Append the events of a JSONL FILE (one event per line) to the ledger.
 
     Bad lines are reported with their line number; their batch writes nothing, the other
-    batches are appended. Re-running a file is safe: stored events are duplicates.
+    batches are appended. Re-running a file is safe: stored events are duplicates. The
+    sessions a file leaves open close when idle (the scheduler's sweep, a session gap
+    after the last append), or at once with --close.
     """
     with open_runtime(ctx.settings) as rt:
-        report = _ingest_file(rt, file, batch_size)
+        report = _ingest_file(rt, file, batch_size, close=close)
         tenant = rt.settings.tenant
         with build_actor(rt) as actor:
             enqueue_builds(actor, [(tenant, sid) for sid in report.closed_sessions])
@@ -75,8 +81,12 @@ def ingest(ctx: Context, file: Path, batch_size: int | None) -> None:
         sys.exit(1)
 
 
-def _ingest_file(rt: Runtime, file: Path, batch_size: int | None) -> IngestReport:
+def _ingest_file(
+    rt: Runtime, file: Path, batch_size: int | None, *, close: bool = False
+) -> IngestReport:
+    """Ingest ``file``; with ``close``, then close what it left open on its channels."""
     s = rt.settings
+    now = wall_clock()
     with (
         file.open(encoding="utf-8", errors="surrogateescape") as stream,
         tqdm(
@@ -87,17 +97,21 @@ def _ingest_file(rt: Runtime, file: Path, batch_size: int | None) -> IngestRepor
             disable=not sys.stderr.isatty(),
         ) as bar,
     ):
-        return ingest_lines(
+        report = ingest_lines(
             rt.conn,
             s.tenant,
             read_lines(stream),
-            now=wall_clock(),
+            now=now,
             gap=s.session_gap,
             limits=s.limits,
             batch_size=batch_size or s.ingest_batch_size,
             on_batch=bar.update,
             window=RecentWindow.from_url(rt.urls.redis_url, s.recent_window),
         )
+    if close:
+        closed = close_channels(rt.conn, s.tenant, sorted(report.channels), now=now)
+        report.closed_sessions.extend(closed)
+    return report
 
 
 def _print_report(report: IngestReport) -> None:
@@ -154,16 +168,16 @@ def sweep(ctx: Context) -> None:
 )
 @pass_ctx
 def run(ctx: Context, file: Path | None) -> None:
-    """The main job on the embedded default: ingest a transcript, close idle sessions,
-    and show the ledger, the memory entries and the read models."""
+    """The main job on the embedded default: ingest a whole transcript (its sessions
+    closed at its end), build it, and show the ledger, the memory entries and the read
+    models."""
     with open_runtime(ctx.settings) as rt:
         urls = rt.urls
         click.echo(
             f"database: {redacted(urls.database_url)}\nredis:    {redacted(urls.redis_url)}\n"
         )
-        _print_report(_ingest_file(rt, file or sample_path(), None))
-        closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
-        click.echo(f"idle sessions closed: {len(closed)}\n")
+        _print_report(_ingest_file(rt, file or sample_path(), None, close=True))
+        click.echo()
         _print_sessions(rt, None, show_events=False)
         # one build at a time, in session order: entry ids are the same on every fresh run
         with in_process_workers(rt, threads=1) as actor:

@@ -34,6 +34,7 @@ class IngestReport:
     skipped: int = 0  # valid lines not written because their batch held a bad line
     bad: list[BadLine] = field(default_factory=list)
     closed_sessions: list[int] = field(default_factory=list)
+    channels: set[str] = field(default_factory=set)  # of the events written
 
 
 def read_lines(stream: TextIO) -> Iterator[tuple[int, str]]:
@@ -65,6 +66,7 @@ def ingest_lines(
             report.accepted += result.accepted
             report.duplicates += result.duplicates
             report.closed_sessions.extend(result.closed)
+            report.channels.update(e.channel_id for e in events)
             if window is not None:
                 window.record(tenant_id, accepted_events(events, result))
         on_batch(len(batch))

@@ -7,6 +7,8 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ledger import AppendResult, append, close_channels
+from ledger.db import Conn
 from ops.cli import sample_path
 
 
@@ -14,6 +16,14 @@ def sample_events() -> list[dict[str, Any]]:
     """The sample transcript's events (``memledger run`` ingests the same file)."""
     text = sample_path().read_text("utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def replay(conn: Conn, tenant: str, events: list[dict[str, Any]], *, now: datetime) -> AppendResult:
+    """Append a whole transcript at ``now`` and close the sessions it leaves open, as its
+    end (``memledger run`` does the same)."""
+    result = append(conn, tenant, events, now=now)
+    close_channels(conn, tenant, sorted({e["channel_id"] for e in events}), now=now)
+    return result
 
 
 def says(n: int, text: str, when: datetime, user: str = "maya") -> dict[str, Any]:

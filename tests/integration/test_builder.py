@@ -46,7 +46,7 @@ from observations.extract.base import (
 )
 from observations.extract.heuristic import HeuristicExtractor
 from observations.gates import GATES
-from tests.events import sample_events
+from tests.events import replay, sample_events
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)  # after the sample's last event (6 Oct, 18:33 UTC)
 LATER = NOW + timedelta(days=1)
@@ -68,12 +68,12 @@ def new_tenant() -> str:
     return f"tb-{uuid.uuid4().hex[:10]}"
 
 
-def ingest_sample(conn: Conn, tenant: str, *, sweep: bool = True) -> list[Row]:
-    """Append the sample transcript; the idle sweep closes the sessions still open."""
-    result = append(conn, tenant, sample_events(), now=NOW)
-    assert result.accepted == len(sample_events())
-    if sweep:
-        sweep_idle(conn, now=NOW, tenant_id=tenant)
+def ingest_sample(conn: Conn, tenant: str, *, close: bool = True) -> list[Row]:
+    """Append the sample transcript; with ``close``, its end closes the sessions still
+    open."""
+    events = sample_events()
+    result = (replay if close else append)(conn, tenant, events, now=NOW)
+    assert result.accepted == len(events)
     return list_sessions(conn, tenant)
 
 
@@ -530,7 +530,7 @@ def test_new_build_version_with_the_same_statements_adds_no_history_rows(conn: C
 
 def test_building_an_open_session_raises_and_writes_nothing(conn: Conn) -> None:
     tenant = new_tenant()
-    sessions = ingest_sample(conn, tenant, sweep=False)
+    sessions = ingest_sample(conn, tenant, close=False)
     open_ids = [s["id"] for s in sessions if s["status"] == "open"]
     assert len(open_ids) == 2  # the last session of each channel
     before = snapshot(conn, tenant)
@@ -609,8 +609,7 @@ def test_relative_dates_resolve_on_the_speakers_local_day(conn: Conn) -> None:
         "content": "I went to a pottery workshop yesterday.",
         "occurred_at": "2025-09-08T21:30:00-07:00",
     }  # fmt: skip (8 Sep local, 9 Sep UTC)
-    append(conn, tenant, [said], now=NOW)
-    sweep_idle(conn, now=NOW, tenant_id=tenant)
+    replay(conn, tenant, [said], now=NOW)
     [session] = list_sessions(conn, tenant)
     build_session(conn, tenant, session["id"], hash_config(), now=NOW)
     statements = {e["kind"]: e["canonical_statement"] for e in rows(conn, "memory_entries", tenant)}
@@ -713,7 +712,7 @@ def test_record_failure_does_not_undo_a_build(conn: Conn) -> None:
 
 def test_sessions_to_build_lists_closed_and_retry_due_failed_sessions(conn: Conn) -> None:
     tenant = new_tenant()
-    sessions = ingest_sample(conn, tenant, sweep=False)
+    sessions = ingest_sample(conn, tenant, close=False)
     closed = [s["id"] for s in sessions if s["status"] == "closed"]
     still_open = [s["id"] for s in sessions if s["status"] == "open"]
     assert len(closed) == 3 and len(still_open) == 2
@@ -722,7 +721,7 @@ def test_sessions_to_build_lists_closed_and_retry_due_failed_sessions(conn: Conn
     record_failure(conn, tenant, due, "x", now=NOW - timedelta(hours=1), backoff=BACKOFF)
     record_failure(conn, tenant, not_due, "x", now=NOW, backoff=BACKOFF)
     waiting = waiting_builds(conn)
-    sweep_idle(conn, now=NOW, tenant_id=tenant)  # both open sessions close
+    sweep_idle(conn, now=LATER, tenant_id=tenant)  # both open sessions close
     assert waiting_builds(conn) == waiting + 2
 
     def listed(now: datetime, **kw: Any) -> list[int]:
@@ -788,8 +787,7 @@ def test_group_chat_where_two_users_share_a_fact_key_builds_one_entry_each(conn:
         }
         for i, (actor, name, role, content) in enumerate(said)
     ]
-    append(conn, tenant, events, now=NOW)
-    sweep_idle(conn, now=NOW, tenant_id=tenant)
+    replay(conn, tenant, events, now=NOW)
     session_id = list_sessions(conn, tenant)[0]["id"]
     assert build_session(conn, tenant, session_id, hash_config(), now=NOW).status == "built"
     hiking = [e for e in list_entries(conn, tenant) if e["key"] == "preference:hiking"]

@@ -31,7 +31,7 @@ from consolidation import (
     supersede_at_build,
     window_for,
 )
-from ledger import append, list_sessions, sweep_idle
+from ledger import append, list_sessions
 from ledger.db import Conn, connect
 from materializers import get_profile, project
 from observations.builder import BuildConfig, build_session
@@ -39,7 +39,7 @@ from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
 from ops.consolidation_commands import history_lines
 from retrieval.search import Filters, Scope, search
-from tests.events import sample_events, says
+from tests.events import replay, sample_events, says
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
 DAY1 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)
@@ -58,8 +58,7 @@ def new_tenant() -> str:
 
 def build(conn: Conn, tenant: str, events: Sequence[Row], *, at_build: bool = True) -> None:
     """Append, close and build every session (supersede at build time unless told not to)."""
-    append(conn, tenant, list(events), now=NOW)
-    sweep_idle(conn, now=NOW, tenant_id=tenant)
+    replay(conn, tenant, list(events), now=NOW)
     hook = supersede_at_build if at_build else None
     config = BuildConfig(HeuristicExtractor(), HashEmbedder(), after_store=hook)
     for s in list_sessions(conn, tenant):
@@ -303,7 +302,7 @@ def test_resync_brings_read_models_up_to_date_after_the_jobs(conn: Conn) -> None
 
 def test_sweep_closes_idle_sessions_and_queues_their_builds(conn: Conn) -> None:
     tenant = new_tenant()
-    append(conn, tenant, [says(1, "Hello there.", DAY1)], now=NOW)
+    append(conn, tenant, [says(1, "Hello there.", DAY1)], now=DAY1)  # live
     queued: list[tuple[str, int]] = []
 
     def enqueue(sessions: Sequence[tuple[str, int]]) -> int:

@@ -21,6 +21,7 @@ from ledger import (
     Limits,
     SessionNotFound,
     append,
+    close_channels,
     close_session,
     events_after,
     get_session,
@@ -314,20 +315,23 @@ def test_close_session_raises_session_not_found_for_another_tenants_session(conn
     assert get_session(conn, owner, sid)["status"] == "open"
 
 
+def live(conn: Conn, tenant: str, *events: dict[str, Any]) -> list[int]:
+    """Append each event as it happens (the server's clock at its time), as a live chat
+    does; the sessions each opened."""
+    return [sid for e in events for sid in append(conn, tenant, [e], now=e["occurred_at"]).opened]
+
+
 def test_sweep_idle_closes_sessions_idle_longer_than_the_gap_and_not_others(conn: Conn) -> None:
     tenant = new_tenant()
-    result = append(
+    opened = live(
         conn,
         tenant,
-        [
-            ev("idle", 0, channel="idle"),
-            ev("boundary", 30, channel="boundary"),  # idle exactly the gap: not longer
-            ev("active", 50, channel="active"),
-        ],
-        now=NOW,
+        ev("idle", 0, channel="idle"),
+        ev("boundary", 30, channel="boundary"),  # idle exactly the gap: not longer
+        ev("active", 50, channel="active"),
     )
     by_channel = {s["channel_id"]: s["id"] for s in list_sessions(conn, tenant)}
-    assert len(result.opened) == 3
+    assert len(opened) == 3
     sweep_now = T0 + timedelta(minutes=60)
 
     swept = sweep_idle(conn, now=sweep_now, gap=GAP, tenant_id=tenant)
@@ -342,20 +346,42 @@ def test_sweep_idle_closes_sessions_idle_longer_than_the_gap_and_not_others(conn
     assert sweep_idle(conn, now=sweep_now, gap=GAP, tenant_id=tenant) == []
 
 
+def test_a_transcript_replayed_in_parts_stays_one_session_through_sweeps(conn: Conn) -> None:
+    """Old events arriving now are idle by their own times, but not by their arrival: a
+    sweep between two parts of a replay leaves the session open until the gap has passed
+    since its last append."""
+    tenant = new_tenant()
+    (sid,) = append(conn, tenant, [ev("1", 0), ev("2", 5)], now=NOW).opened
+    assert sweep_idle(conn, now=NOW + timedelta(minutes=29), gap=GAP, tenant_id=tenant) == []
+    later = NOW + timedelta(minutes=20)
+    assert append(conn, tenant, [ev("3", 10)], now=later).opened == ()
+    assert sweep_idle(conn, now=later + timedelta(minutes=29), gap=GAP, tenant_id=tenant) == []
+    swept = sweep_idle(conn, now=later + timedelta(minutes=31), gap=GAP, tenant_id=tenant)
+    assert swept == [(tenant, sid)]
+    assert get_session(conn, tenant, sid)["event_count"] == 3
+
+
+def test_close_channels_closes_their_open_sessions_as_a_transcripts_end(conn: Conn) -> None:
+    tenant = new_tenant()
+    append(conn, tenant, [ev("a", 0, channel="a"), ev("b", 0, channel="b")], now=NOW)
+    by_channel = {s["channel_id"]: s["id"] for s in list_sessions(conn, tenant)}
+    assert close_channels(conn, tenant, ["a", "elsewhere"], now=NOW) == [by_channel["a"]]
+    a, b = (get_session(conn, tenant, by_channel[c]) for c in ("a", "b"))
+    assert (a["status"], a["close_reason"], a["closed_at"]) == ("closed", "explicit", NOW)
+    assert b["status"] == "open"
+    assert close_channels(conn, tenant, ["a"], now=NOW) == []
+
+
 def test_sweep_idle_across_tenants_closes_each_tenants_idle_sessions(conn: Conn) -> None:
     a, b = new_tenant(), new_tenant()
-    (sa,) = append(conn, a, [ev("x", 0)], now=NOW).opened
-    (sb,) = append(conn, b, [ev("x", 0)], now=NOW).opened
-    (sb_active,) = append(conn, b, [ev("y", 100, channel="c2")], now=NOW).opened
+    (sa,) = live(conn, a, ev("x", 0))
+    (sb, sb_active) = live(conn, b, ev("x", 0), ev("y", 100, channel="c2"))
 
     swept = set(sweep_idle(conn, now=T0 + timedelta(minutes=110), gap=GAP))
 
     assert {(a, sa), (b, sb)} <= swept
     assert (b, sb_active) not in swept
     assert get_session(conn, b, sb_active)["status"] == "open"
-
-
-# ------------------------------------------------------------------------ replay and tail
 
 
 def test_read_session_replays_events_in_occurred_at_order(conn: Conn) -> None:

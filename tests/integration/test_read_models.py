@@ -22,7 +22,7 @@ import pytest
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from ledger import append, list_sessions, sweep_idle, tenant_scope
+from ledger import list_sessions, tenant_scope
 from ledger.db import Conn, connect
 from materializers import (
     EntryFact,
@@ -44,7 +44,7 @@ from materializers import (
 from observations.builder import BuildConfig, build_session
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
-from tests.events import sample_events, says
+from tests.events import replay, sample_events, says
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)  # after the sample's last event
 T0 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)
@@ -62,8 +62,7 @@ def new_tenant() -> str:
 
 def build_events(conn: Conn, tenant: str, events: list[Row]) -> None:
     """Append, close every session and build it with the heuristic extractor."""
-    append(conn, tenant, events, now=NOW)
-    sweep_idle(conn, now=NOW, tenant_id=tenant)
+    replay(conn, tenant, events, now=NOW)
     config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
     for s in list_sessions(conn, tenant):
         build_session(conn, tenant, s["id"], config, now=NOW)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 
-from ledger import append, sweep_idle
+from ledger import append
 from ledger.db import Conn, connect, tenant_scope
 from ledger.errors import MemledgerError
 from ledger.store import AppendResult
@@ -32,7 +32,7 @@ from retrieval.items import MemoryItem, SummaryItem
 from retrieval.recent import RecentWindow, recent_messages
 from retrieval.search import Filters, InvalidQuery, Scope, search, vector_search
 from retrieval.tokens import approx_count
-from tests.events import sample_events
+from tests.events import replay, sample_events
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
 MINILM = "all-MiniLM-L6-v2-int8"
@@ -208,8 +208,7 @@ def test_bad_queries_are_refused(conn: Conn) -> None:
 
 
 def build_sample(conn: Conn, tenant: str) -> None:
-    append(conn, tenant, sample_events(), now=NOW)
-    sweep_idle(conn, now=NOW, tenant_id=tenant)
+    replay(conn, tenant, sample_events(), now=NOW)
     config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
     for t, sid in sessions_to_build(conn, now=NOW):
         if t == tenant:

@@ -35,6 +35,16 @@ class Server:
     state: ApiState
     queued: list[tuple[str, int]] = field(default_factory=list)
     projections: list[str] = field(default_factory=list)
+    clock: list[datetime] = field(default_factory=lambda: [NOW])  # the server's time
+
+    @contextmanager
+    def at(self, moment: datetime) -> Iterator[None]:
+        """The server's clock shows ``moment`` in the block (else it stands at NOW)."""
+        self.clock[0] = moment
+        try:
+            yield
+        finally:
+            self.clock[0] = NOW
 
     def key(self, tenant: str) -> str:
         with connect(self.db_url, autocommit=True) as conn:
@@ -68,6 +78,7 @@ def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
     with make_pool(db_url, max_size=8) as pool:
         queued: list[tuple[str, int]] = []
         projections: list[str] = []
+        clock = [NOW]
         window = RecentWindow.from_url(redis_url)
         state = ApiState(
             settings=settings,
@@ -78,7 +89,7 @@ def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
             window=window,
             enqueue_build=lambda t, s: queued.append((t, s)),
             enqueue_projection=projections.append,
-            clock=lambda: NOW,
+            clock=lambda: clock[0],
             redis_ping=lambda: bool(window.client.ping()),
             metrics=SharedMetrics(window.client),
         )
@@ -94,7 +105,7 @@ def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
             time.sleep(0.02)
         port = server.servers[0].sockets[0].getsockname()[1]
         try:
-            yield Server(f"http://127.0.0.1:{port}", db_url, state, queued, projections)
+            yield Server(f"http://127.0.0.1:{port}", db_url, state, queued, projections, clock)
         finally:
             server.should_exit = True
             thread.join(timeout=10)

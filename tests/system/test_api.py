@@ -6,6 +6,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -17,7 +18,7 @@ from ledger.db import connect
 from ops.api.app import create_app
 from ops.metrics import shared_metrics
 from tests.events import sample_events
-from tests.system.live_api import Server
+from tests.system.live_api import NOW, Server
 
 SAMPLE = sample_events()
 
@@ -418,7 +419,8 @@ def test_maintenance_runs_a_job_once_per_window_for_the_keys_tenant(server: Serv
         out = client.post("/v1/events", json={"events": SAMPLE[-2:]}).json()
         open_session = out["results"][-1]["session_id"]
         assert open_session not in out["sessions_closed"] and server.queued == []
-        swept = client.post("/v1/maintenance/sweep").json()  # idle since the day before
+        with server.at(NOW + timedelta(hours=1)):  # idle on both clocks an hour later
+            swept = client.post("/v1/maintenance/sweep").json()
         assert swept["status"] == "done" and swept["stats"]["closed_idle"] >= 1
         assert ("tenant-o", open_session) in server.queued  # the sweep queued its build
 

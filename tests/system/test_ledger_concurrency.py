@@ -276,7 +276,7 @@ def test_an_append_waiting_while_its_open_session_is_closed_opens_a_new_one(
     result = _race(
         fresh_db_url,
         "t",
-        lambda holder: sweep_idle(holder, now=NOW, tenant_id="t"),
+        lambda holder: sweep_idle(holder, now=NOW + timedelta(days=1), tenant_id="t"),
         [_event("b", 5)],
         stored=[_event("a", 0)],
     )

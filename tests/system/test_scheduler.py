@@ -22,12 +22,12 @@ from typing import Any
 import pytest
 
 from consolidation import ConsolidationConfig, JobScope, Walk, point_window, run_job
-from ledger import append, list_sessions, sweep_idle
+from ledger import list_sessions
 from ledger.db import Conn, connect
 from observations.builder import BuildConfig, build_session
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
-from tests.events import says
+from tests.events import replay, says
 from tests.system.processes import CliProcess, counted
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
@@ -99,8 +99,7 @@ def seed(conn: Conn) -> None:
         says(2, "My favorite cryptocurrency is ETH now.", DAY1 + timedelta(days=10)),
     ]
     with conn.transaction():
-        append(conn, TENANT, events, now=NOW)
-        sweep_idle(conn, now=NOW, tenant_id=TENANT)
+        replay(conn, TENANT, events, now=NOW)
         config = BuildConfig(HeuristicExtractor(), HashEmbedder())
         for s in list_sessions(conn, TENANT):
             build_session(conn, TENANT, s["id"], config, now=NOW)

@@ -93,11 +93,14 @@ def test_serve_with_workers_runs_the_consolidation_schedule(
 ) -> None:
     monkeypatch.setenv("MEMLEDGER_EMBEDDER", "hash")
     monkeypatch.setenv("MEMLEDGER_SCHEDULE_SWEEP_SECONDS", "1")
+    # a gap of 1.2 s: every message is a session of its own, and the last one is idle on
+    # both clocks (its time and its append's) soon after the request
+    monkeypatch.setenv("MEMLEDGER_SESSION_GAP_MINUTES", "0.02")
     with api(served_db, redis, processes=1, workers=True) as (_, client):
         out = client.post("/v1/events", json={"events": SAMPLE}).json()
         assert out["accepted"] == len(SAMPLE)
-        # the last session stays open: only the schedule's sweep closes it (idle since
-        # the sample's last day) and queues its build
+        # the last session stays open: only the schedule's sweep closes it and queues its
+        # build
         deadline = time.monotonic() + 60
         while _statuses(served_db[0]) != {"built"} and time.monotonic() < deadline:
             time.sleep(0.5)

@@ -25,14 +25,14 @@ import dramatiq
 import dramatiq.broker as dramatiq_broker
 import pytest
 
-from ledger import append, list_sessions, sweep_idle
+from ledger import list_sessions
 from ledger.db import Conn, connect
 from materializers import checkpoint, get_profile, list_skills
 from observations.builder import sessions_to_build
 from observations.extract.heuristic import HeuristicExtractor
 from ops import actors
 from ops.broker import setup_broker
-from tests.events import sample_events
+from tests.events import replay, sample_events
 from tests.system.processes import CliProcess, counted
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
@@ -145,8 +145,7 @@ def ingest_sample(conn: Conn) -> tuple[str, list[int]]:
     """A new tenant with the sample transcript, every session closed; its session ids."""
     tenant = f"tw-{uuid.uuid4().hex[:10]}"
     now = datetime.now(UTC)
-    append(conn, tenant, sample_events(), now=now)
-    sweep_idle(conn, now=now, tenant_id=tenant)
+    replay(conn, tenant, sample_events(), now=now)
     sessions = list_sessions(conn, tenant)
     assert sessions and {s["status"] for s in sessions} == {"closed"}
     return tenant, sorted(s["id"] for s in sessions)
