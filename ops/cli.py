@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 import psycopg
 import redis
+from tqdm import tqdm
 
 from ledger.errors import MemledgerError
 from ops.logs import configure_logging
@@ -75,6 +76,11 @@ def main() -> None:
         # a database or Redis that cannot be reached (or refuses the credentials)
         click.echo(f"error: {type(exc).__name__}: {redacted(str(exc))}", err=True)
         sys.exit(3)
+
+
+def progress(total: int | None, desc: str, unit: str) -> tqdm[Any]:
+    """A progress bar on stderr, shown only on a terminal (a log is not redrawn)."""
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not sys.stderr.isatty())
 
 
 def sample_path() -> Path:

@@ -6,13 +6,12 @@ import sys
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from ledger.db import apply_schema
 from ledger.store import close_channels, list_sessions, read_session, sweep_idle
 from observations.builder import list_entries
 from ops.actors import enqueue_builds
-from ops.cli import Context, cli, pass_ctx, sample_path, table
+from ops.cli import Context, cli, pass_ctx, progress, sample_path, table
 from ops.ingest import IngestReport, count_lines, ingest_lines, read_lines
 from ops.pipeline import (
     build_actor,
@@ -89,13 +88,8 @@ def _ingest_file(
     now = wall_clock()
     with (
         file.open(encoding="utf-8", errors="surrogateescape") as stream,
-        tqdm(
-            total=count_lines(file) if file.is_file() else None,  # a pipe is read once
-            unit="ev",
-            desc="ingest",
-            file=sys.stderr,
-            disable=not sys.stderr.isatty(),
-        ) as bar,
+        # a pipe is read once: no line count beforehand
+        progress(count_lines(file) if file.is_file() else None, "ingest", "ev") as bar,
     ):
         report = ingest_lines(
             rt.conn,

@@ -7,10 +7,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from ops.bench.common import bench_conn, scratch_database
-from ops.cli import Context, cli, pass_ctx
+from ops.cli import Context, cli, pass_ctx, progress
 from ops.components import make_build_config, make_search_settings
 from ops.eval import locomo
 from ops.eval.locomo_data import load
@@ -65,7 +64,7 @@ def eval_locomo(
         bench_conn(url) as conn,
     ):
         built = []
-        with tqdm(total=sum(len(c.sessions) for c in convs), desc="build", unit="session") as bar:
+        with progress(sum(len(c.sessions) for c in convs), "build", "session") as bar:
             for conv in convs:
                 built.append(
                     locomo.ingest_and_build(conn, conv, config, now=now, on_session=bar.update)
@@ -73,7 +72,7 @@ def eval_locomo(
         answers = []
         counter = wordpiece_counter()
         total = sum(len(c.questions) for c in convs)
-        with tqdm(total=total, desc="questions", unit="question") as bar:
+        with progress(total, "questions", "question") as bar:
             for conv in convs:
                 answers += locomo.ask(
                     conn,
