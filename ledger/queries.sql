@@ -98,9 +98,9 @@ UPDATE memory_sessions s
    SET status = 'closed', ended_at = last_event_at, closed_at = %(now)s, close_reason = 'idle'
  WHERE status = 'open' AND last_event_at < %(cutoff)s
    AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
-   AND (SELECT e.recorded_at FROM memory_session_events e
-         WHERE e.tenant_id = s.tenant_id AND e.session_id = s.id AND e.seq = s.event_count)
-       < %(cutoff)s
+   AND coalesce((SELECT e.recorded_at FROM memory_session_events e
+                  WHERE e.tenant_id = s.tenant_id AND e.session_id = s.id
+                    AND e.seq = s.event_count), '-infinity') < %(cutoff)s
 RETURNING tenant_id, id;
 
 -- name: close_channels

@@ -28,7 +28,8 @@ dates (resolve "yesterday" against the turn's date), never relative ones.
 - kind: one of {", ".join(FACT_KINDS)} (event = a dated happening).
 - key: "<kind>:<topic>", lower case, e.g. "preference:drink".
 - speaker: the name of the user the fact is about.
-- source_turns: the numbers of the turns the fact came from (T3 -> 3).
+- source_turns: the numbers of the turns the fact came from (T3 -> 3). A long turn \
+comes in parts, each line under the turn's number.
 - confidence, importance: 0 to 1. event_time: YYYY-MM-DD or YYYY-MM, else null.
 Reply with JSON: {{"facts": [...]}}; {{"facts": []}} when no user states a fact."""
 
@@ -58,8 +59,9 @@ def turn_line(number: int, event: SessionEvent) -> str:
     return _head(number, event) + _text(event)
 
 
-def _head(number: int, event: SessionEvent, more: str = "") -> str:
-    return f"T{number} [{stamp(event.occurred_at)}] {one_line(event.speaker)}{more}: "
+def _head(number: int, event: SessionEvent, part: int | None = None) -> str:
+    when = stamp(event.occurred_at) + (f", part {part}" if part else "")
+    return f"T{number} [{when}] {one_line(event.speaker)}: "
 
 
 def _text(event: SessionEvent) -> str:
@@ -89,12 +91,12 @@ MIN_PIECE_CHARS = 40  # of a long turn's text per line; with less room, the line
 def _pieces(turn: NumberedTurn, max_chars: int) -> list[NumberedTurn]:
     """The turn as lines of at most ``max_chars``: its own line, or, when that is longer,
     its text in consecutive pieces (cut at a space where one is near), each on a line
-    with the turn's number, marked "(part k)". Should even a piece not fit beside its
-    heading, the line is cut (it ends with "…")."""
+    with the turn's number, marked "part k" beside its time. Should even a piece not fit
+    beside its heading, the line is cut (it ends with "…")."""
     if len(turn.line) <= max_chars:
         return [turn]
     text = _text(turn.event)
-    widest = _head(turn.number, turn.event, f" (part {len(text)})")
+    widest = _head(turn.number, turn.event, part=len(text))  # more digits than any part
     room = max_chars - len(widest)
     if room < MIN_PIECE_CHARS:
         return [replace(turn, line=turn.line[: max_chars - 1].rstrip() + "…")]
@@ -102,7 +104,7 @@ def _pieces(turn: NumberedTurn, max_chars: int) -> list[NumberedTurn]:
     while text:
         cut = len(text) if len(text) <= room else text.rfind(" ", room // 2, room + 1)
         cut = cut if cut > 0 else room
-        head = _head(turn.number, turn.event, f" (part {len(pieces) + 1})")
+        head = _head(turn.number, turn.event, part=len(pieces) + 1)
         pieces.append(replace(turn, line=head + text[:cut].strip()))
         text = text[cut:].strip()
     return pieces

@@ -921,7 +921,9 @@ def test_a_turn_longer_than_the_cap_is_sent_whole_in_parts_under_its_number() ->
     transcripts = [r["messages"][-1]["content"] for r in server.requests]
     lines = [line for t in transcripts for line in t.splitlines() if _TURN_LINE.match(line)]
     assert len(lines) > 3 and all(len(line) <= 300 for line in lines)
-    assert all(line.startswith("T1 [") and " (part " in line for line in lines)
+    assert [line.split("] ")[0] for line in lines] == [
+        f"T1 [2023-05-08 13:56, part {k}" for k in range(1, len(lines) + 1)
+    ]
     sent = " ".join(line.split(": ", 1)[1] for line in lines)
     assert sent == " ".join(said.split())  # every word, in order, nothing cut
     assert [i.statement for i in _llm_items(extraction)] == [
