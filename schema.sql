@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS memory_sessions (
     -- system time it was opened / closed
     opened_at        timestamptz NOT NULL,
     closed_at        timestamptz,
+    -- system time of the last append that added to it: the idle sweep's second clock
+    last_appended_at timestamptz,
     -- why it closed: gap (a later event came after the inactivity gap), explicit,
     -- idle (the sweeper), late (a late event that fits no open session)
     close_reason     text        CHECK (close_reason IN ('gap', 'explicit', 'idle', 'late')),
@@ -106,6 +108,8 @@ CREATE TABLE IF NOT EXISTS memory_session_events (
 -- a database made before the column
 ALTER TABLE memory_session_events
     ADD COLUMN IF NOT EXISTS utc_offset_minutes smallint NOT NULL DEFAULT 0;
+-- a database made before the column (its sessions' last appends are unknown: null)
+ALTER TABLE memory_sessions ADD COLUMN IF NOT EXISTS last_appended_at timestamptz;
 
 CREATE TABLE IF NOT EXISTS memory_observations (
     tenant_id          text        NOT NULL,

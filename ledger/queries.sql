@@ -14,6 +14,13 @@ SELECT k.channel_id, k.external_id
           AND e.external_id = k.external_id
         LIMIT 1) AS hit;
 
+-- name: sessions_holding
+SELECT e.session_id
+  FROM json_to_recordset(%(keys)s::json) AS k (channel_id text, external_id text)
+  JOIN memory_session_events e
+    ON e.tenant_id = %(tenant_id)s AND e.channel_id = k.channel_id
+   AND e.external_id = k.external_id;
+
 -- name: open_sessions_for_update
 SELECT id, channel_id, started_at, last_event_at, event_count, participants
   FROM memory_sessions
@@ -27,7 +34,7 @@ UPDATE memory_sessions s
        event_count = v.event_count,
        participants = ARRAY(SELECT json_array_elements_text(v.participants)),
        status = v.status, ended_at = v.ended_at, closed_at = v.closed_at,
-       close_reason = v.close_reason
+       close_reason = v.close_reason, last_appended_at = %(now)s
   FROM json_to_recordset(%(sessions)s::json)
        AS v (id bigint, channel_id text, status text, started_at timestamptz,
              last_event_at timestamptz, ended_at timestamptz, closed_at timestamptz,
@@ -42,9 +49,9 @@ UPDATE memory_sessions s
 WITH created AS (
     INSERT INTO memory_sessions
            (tenant_id, channel_id, status, started_at, last_event_at, ended_at,
-            opened_at, closed_at, close_reason, event_count, participants)
+            opened_at, last_appended_at, closed_at, close_reason, event_count, participants)
     SELECT %(tenant_id)s, v.channel_id, v.status, v.started_at, v.last_event_at, v.ended_at,
-           %(now)s, v.closed_at, v.close_reason, v.event_count,
+           %(now)s, %(now)s, v.closed_at, v.close_reason, v.event_count,
            ARRAY(SELECT json_array_elements_text(v.participants))
       FROM json_to_recordset(%(sessions)s::json)
            AS v (channel_id text, status text, started_at timestamptz,
@@ -69,11 +76,12 @@ stored AS (
      ORDER BY x.n)
 SELECT id, channel_id, started_at FROM created;
 
--- name: close_session
+-- name: close_sessions
+-- Those of the sessions still open, closed explicitly now.
 UPDATE memory_sessions
    SET status = 'closed', ended_at = last_event_at, closed_at = %(now)s,
-       close_reason = %(reason)s
- WHERE tenant_id = %(tenant_id)s AND id = %(id)s AND status = 'open'
+       close_reason = 'explicit'
+ WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s::bigint[]) AND status = 'open'
 RETURNING id;
 
 -- name: get_session
@@ -93,23 +101,15 @@ SELECT * FROM memory_session_events
 
 -- name: sweep_idle
 -- Idle on both clocks: no event within the gap by the events' own times, and no append
--- within it by the server's (the newest arrival is the event of the highest seq).
-UPDATE memory_sessions s
+-- within it by the server's. Both are columns of the row, so a sweep that waits for an
+-- append's lock re-checks them as that append left them.
+UPDATE memory_sessions
    SET status = 'closed', ended_at = last_event_at, closed_at = %(now)s, close_reason = 'idle'
  WHERE status = 'open' AND last_event_at < %(cutoff)s
+   AND coalesce(last_appended_at, '-infinity') < %(cutoff)s
    AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
-   AND coalesce((SELECT e.recorded_at FROM memory_session_events e
-                  WHERE e.tenant_id = s.tenant_id AND e.session_id = s.id
-                    AND e.seq = s.event_count), '-infinity') < %(cutoff)s
 RETURNING tenant_id, id;
 
--- name: close_channels
--- The open sessions of the channels, closed explicitly (the end of a transcript).
-UPDATE memory_sessions
-   SET status = 'closed', ended_at = last_event_at, closed_at = %(now)s,
-       close_reason = 'explicit'
- WHERE tenant_id = %(tenant_id)s AND status = 'open' AND channel_id = ANY(%(channel_ids)s)
-RETURNING id;
 
 -- name: events_after
 SELECT * FROM memory_session_events

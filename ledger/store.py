@@ -266,18 +266,26 @@ def close_session(conn: Conn, tenant_id: str, session_id: int, *, now: datetime)
         params = {"tenant_id": tenant_id, "id": session_id}
         if conn.execute(Q["get_session"], params).fetchone() is None:
             raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
-        row = conn.execute(Q["close_session"], {**params, "now": now, "reason": "explicit"})
-        return row.fetchone() is not None
+        return bool(close_sessions(conn, tenant_id, [session_id], now=now))
 
 
-def close_channels(
-    conn: Conn, tenant_id: str, channel_ids: Sequence[str], *, now: datetime
+def close_sessions(
+    conn: Conn, tenant_id: str, session_ids: Sequence[int], *, now: datetime
 ) -> list[int]:
-    """Close the channels' open sessions explicitly (a transcript that has ended); their
-    ids, in id order."""
+    """Close explicitly those of the sessions still open (the end of a transcript, say);
+    their ids, in id order. Ids of other tenants, or of no session, are left alone."""
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "channel_ids": list(channel_ids), "now": now}
-        return sorted(r["id"] for r in conn.execute(Q["close_channels"], params))
+        params = {"tenant_id": tenant_id, "ids": list(session_ids), "now": now}
+        return sorted(r["id"] for r in conn.execute(Q["close_sessions"], params))
+
+
+def sessions_holding(conn: Conn, tenant_id: str, events: Sequence[tuple[str, str]]) -> list[int]:
+    """The sessions holding the stored events named by ``(channel id, external id)``, in
+    id order (events not stored are skipped)."""
+    keys = [{"channel_id": channel, "external_id": ext} for channel, ext in events]
+    with tenant_scope(conn, tenant_id):
+        rows = conn.execute(Q["sessions_holding"], {"tenant_id": tenant_id, "keys": _json(keys)})
+        return sorted({r["session_id"] for r in rows})
 
 
 def sweep_idle(

@@ -8,7 +8,13 @@ from pathlib import Path
 import click
 
 from ledger.db import apply_schema
-from ledger.store import close_channels, list_sessions, read_session, sweep_idle
+from ledger.store import (
+    close_sessions,
+    list_sessions,
+    read_session,
+    sessions_holding,
+    sweep_idle,
+)
 from observations.builder import list_entries
 from ops.actors import enqueue_builds
 from ops.cli import Context, cli, pass_ctx, progress, sample_path, table
@@ -59,7 +65,8 @@ def db_init(ctx: Context) -> None:
 @click.option("--batch-size", type=click.IntRange(1, 100_000), help="Events per append.")
 @click.option(
     "--close", is_flag=True,
-    help="FILE is a whole transcript: close its channels' open sessions after the last line.",
+    help="FILE is a whole transcript: close the sessions it added to after the last line "
+    "(not when a line was bad).",
 )  # fmt: skip
 @pass_ctx
 def ingest(ctx: Context, file: Path, batch_size: int | None, close: bool) -> None:
@@ -83,9 +90,10 @@ def ingest(ctx: Context, file: Path, batch_size: int | None, close: bool) -> Non
 def _ingest_file(
     rt: Runtime, file: Path, batch_size: int | None, *, close: bool = False
 ) -> IngestReport:
-    """Ingest ``file``; with ``close``, then close what it left open on its channels."""
+    """Ingest ``file``; with ``close``, then close each channel's last session of the file
+    if still open — unless a line was bad: the file is then not whole yet, and its
+    sessions wait for the rest (re-running it fixed adds to them)."""
     s = rt.settings
-    now = wall_clock()
     with (
         file.open(encoding="utf-8", errors="surrogateescape") as stream,
         # a pipe is read once: no line count beforehand
@@ -95,16 +103,17 @@ def _ingest_file(
             rt.conn,
             s.tenant,
             read_lines(stream),
-            now=now,
+            clock=wall_clock,
             gap=s.session_gap,
             limits=s.limits,
             batch_size=batch_size or s.ingest_batch_size,
             on_batch=bar.update,
             window=RecentWindow.from_url(rt.urls.redis_url, s.recent_window),
         )
-    if close:
-        closed = close_channels(rt.conn, s.tenant, sorted(report.channels), now=now)
-        report.closed_sessions.extend(closed)
+    if close and not report.bad:
+        ends = [(channel, ext) for channel, (_, ext) in sorted(report.last_events.items())]
+        last = sessions_holding(rt.conn, s.tenant, ends)
+        report.closed_sessions.extend(close_sessions(rt.conn, s.tenant, last, now=wall_clock()))
     return report
 
 
@@ -146,7 +155,11 @@ def _print_sessions(rt: Runtime, channel: str | None, show_events: bool) -> None
 @cli.command()
 @pass_ctx
 def sweep(ctx: Context) -> None:
-    """Close sessions idle for longer than the session gap, and queue their builds."""
+    """Close sessions idle for longer than the session gap, and queue their builds.
+
+    Idle means on both clocks: by the time of the session's last event and by that of its
+    last append, so a transcript just ingested stays open until a gap has passed (close it
+    at once with `memledger ingest --close`)."""
     with open_runtime(ctx.settings) as rt:
         closed = sweep_idle(rt.conn, now=wall_clock(), gap=rt.settings.session_gap)
         with build_actor(rt) as actor:

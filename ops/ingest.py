@@ -34,7 +34,9 @@ class IngestReport:
     skipped: int = 0  # valid lines not written because their batch held a bad line
     bad: list[BadLine] = field(default_factory=list)
     closed_sessions: list[int] = field(default_factory=list)
-    channels: set[str] = field(default_factory=set)  # of the events written
+    # each channel's latest event of the written batches (new or duplicate), as
+    # (occurred_at, external id): it lies in the channel's last session of the file
+    last_events: dict[str, tuple[datetime, str]] = field(default_factory=dict)
 
 
 def read_lines(stream: TextIO) -> Iterator[tuple[int, str]]:
@@ -48,15 +50,18 @@ def ingest_lines(
     tenant_id: str,
     lines: Iterable[tuple[int, str]],
     *,
-    now: datetime,
+    clock: Callable[[], datetime],
     gap: timedelta,
     limits: Limits,
     batch_size: int,
     on_batch: Callable[[int], None] = lambda n: None,
     window: RecentWindow | None = None,
 ) -> IngestReport:
+    """Append the lines in batches, each at the time ``clock`` gives when it is written (a
+    long file, or a pipe fed slowly, records each batch's own arrival)."""
     report = IngestReport()
     for batch in iter_chunks(lines, batch_size):
+        now = clock()
         events, bad = _decode(batch, now, limits)
         if bad:
             report.bad.extend(bad)
@@ -66,7 +71,10 @@ def ingest_lines(
             report.accepted += result.accepted
             report.duplicates += result.duplicates
             report.closed_sessions.extend(result.closed)
-            report.channels.update(e.channel_id for e in events)
+            for e in events:
+                seen = report.last_events.get(e.channel_id)
+                if seen is None or seen < (e.occurred_at, e.external_id):
+                    report.last_events[e.channel_id] = (e.occurred_at, e.external_id)
             if window is not None:
                 window.record(tenant_id, accepted_events(events, result))
         on_batch(len(batch))

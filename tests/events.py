@@ -7,7 +7,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from ledger import AppendResult, append, close_channels
+from ledger import AppendResult, append, close_sessions
 from ledger.db import Conn
 from ops.cli import sample_path
 
@@ -22,7 +22,7 @@ def replay(conn: Conn, tenant: str, events: list[dict[str, Any]], *, now: dateti
     """Append a whole transcript at ``now`` and close the sessions it leaves open, as its
     end (``memledger run`` does the same)."""
     result = append(conn, tenant, events, now=now)
-    close_channels(conn, tenant, sorted({e["channel_id"] for e in events}), now=now)
+    close_sessions(conn, tenant, [o.session_id for o in result.outcomes if o.session_id], now=now)
     return result
 
 

@@ -3,7 +3,7 @@ and history rows, idempotent rebuilds, new build versions, failures that write n
 the retry queue, locking between builders, and tenant isolation.
 
 The bundled sample transcript (two users, one assistant, five sessions over a month,
-tool calls included) is appended through the ledger, closed by the idle sweep, and built
+tool calls included) is appended through the ledger, closed at its end, and built
 with the heuristic extractor and the deterministic hash embedder.
 """
 

@@ -21,8 +21,8 @@ from ledger import (
     Limits,
     SessionNotFound,
     append,
-    close_channels,
     close_session,
+    close_sessions,
     events_after,
     get_session,
     list_sessions,
@@ -361,15 +361,17 @@ def test_a_transcript_replayed_in_parts_stays_one_session_through_sweeps(conn: C
     assert get_session(conn, tenant, sid)["event_count"] == 3
 
 
-def test_close_channels_closes_their_open_sessions_as_a_transcripts_end(conn: Conn) -> None:
-    tenant = new_tenant()
+def test_close_sessions_closes_those_still_open_of_this_tenant(conn: Conn) -> None:
+    tenant, other = new_tenant(), new_tenant()
     append(conn, tenant, [ev("a", 0, channel="a"), ev("b", 0, channel="b")], now=NOW)
+    (theirs,) = append(conn, other, [ev("x", 0)], now=NOW).opened
     by_channel = {s["channel_id"]: s["id"] for s in list_sessions(conn, tenant)}
-    assert close_channels(conn, tenant, ["a", "elsewhere"], now=NOW) == [by_channel["a"]]
+    asked = [by_channel["a"], theirs, 2**62]
+    assert close_sessions(conn, tenant, asked, now=NOW) == [by_channel["a"]]
     a, b = (get_session(conn, tenant, by_channel[c]) for c in ("a", "b"))
     assert (a["status"], a["close_reason"], a["closed_at"]) == ("closed", "explicit", NOW)
-    assert b["status"] == "open"
-    assert close_channels(conn, tenant, ["a"], now=NOW) == []
+    assert b["status"] == "open" and get_session(conn, other, theirs)["status"] == "open"
+    assert close_sessions(conn, tenant, [by_channel["a"]], now=NOW) == []
 
 
 def test_sweep_idle_across_tenants_closes_each_tenants_idle_sessions(conn: Conn) -> None:
@@ -623,7 +625,7 @@ def test_a_jsonl_file_reports_each_bad_line_and_writes_only_clean_batches(conn: 
     ]
     lines = list(enumerate([*good, *bad], start=1))
     report = ingest_lines(
-        conn, tenant, lines, now=NOW, gap=DEFAULT_GAP, limits=Limits(), batch_size=2
+        conn, tenant, lines, clock=lambda: NOW, gap=DEFAULT_GAP, limits=Limits(), batch_size=2
     )
     assert [b.line for b in report.bad] == [3, 4, 5, 6, 7]
     assert "occurred_at" in report.bad[3].reason and "actor_id" in report.bad[4].reason

@@ -63,6 +63,37 @@ def test_ingest_reads_a_pipe_and_urls_are_printed_without_password(
     assert "password=***" in redacted("user=u password=s3cret host=h")
 
 
+def test_ingest_close_closes_a_whole_transcript_and_waits_while_a_line_is_bad(
+    fresh_db_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    runner = CliRunner(env=cli_env(fresh_db_url, redis_url, tmp_path, EMBEDDER="hash"))
+    lines = sample_path().read_text().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([*lines[:-3], "{not json", *lines[-2:]]) + "\n")
+    ingest = ["--tenant", "whole", "ingest", "--close", "--batch-size", "5"]
+    out = runner.invoke(cli, [*ingest, str(broken)])
+    assert out.exit_code == 1 and "not JSON" in out.output, out.output
+    assert _statuses(fresh_db_url, "whole").count("open") == 2  # the end is still to come
+
+    fixed = tmp_path / "fixed.jsonl"
+    fixed.write_text("\n".join(lines) + "\n")
+    out = runner.invoke(cli, [*ingest, str(fixed)])
+    assert out.exit_code == 0, out.output
+    # as `memledger run` leaves the sample: each chat's last session closed at its end
+    assert sorted(_statuses(fresh_db_url, "whole")) == ["explicit"] * 2 + ["gap"] * 3
+
+
+def _statuses(db_url: str, tenant: str) -> list[str]:
+    """Each session's close reason ("open" while open), in id order."""
+    with connect(db_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT coalesce(close_reason, status) AS s FROM memory_sessions"
+            " WHERE tenant_id = %s ORDER BY id",
+            [tenant],
+        ).fetchall()
+    return [r["s"] for r in rows]
+
+
 def test_a_review_takes_exactly_one_decision() -> None:
     runner = CliRunner()
     for flags in (["--publish", "--reject"], []):

@@ -288,6 +288,44 @@ def test_an_append_waiting_while_its_open_session_is_closed_opens_a_new_one(
     ]
 
 
+def test_a_sweep_waiting_for_an_append_to_a_replay_leaves_its_session_open(
+    fresh_db_url: str,
+) -> None:
+    """A replay's next part (old events, arriving now) commits while a sweep waits for its
+    session's row: the sweep sees the new append and does not cut the replay."""
+    later = NOW + timedelta(hours=2)
+    swept: list[list[tuple[str, int]]] = []
+    with connect(fresh_db_url, autocommit=True) as watch, connect(fresh_db_url) as holder:
+        append(watch, "t", [_event("a", 0)], now=NOW)  # idle since NOW
+        holder.execute("SELECT 1")  # a transaction the append joins: not committed yet
+        append(holder, "t", [_event("b", 5)], now=later)
+        sweeper = threading.Thread(
+            target=lambda: swept.append(_sweep(fresh_db_url, later + timedelta(seconds=1)))
+        )
+        sweeper.start()
+        deadline = time.monotonic() + 10
+        while not _waiting_for_a_row(watch) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert _waiting_for_a_row(watch), "the sweep never waited for the session's row"
+        holder.commit()
+        sweeper.join(timeout=30)
+    assert swept == [[]]
+    assert _ledger(fresh_db_url, "t") == [("open", None, [(1, "a"), (2, "b")])]
+
+
+def _sweep(url: str, now: datetime) -> list[tuple[str, int]]:
+    with connect(url, autocommit=True) as conn:
+        return sweep_idle(conn, now=now, tenant_id="t")
+
+
+def _waiting_for_a_row(watch: Conn) -> bool:
+    row = watch.execute(
+        "SELECT count(*) AS n FROM pg_stat_activity"
+        " WHERE wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')"
+    ).fetchone()
+    return bool(row and row["n"])
+
+
 def test_a_delivery_waiting_while_its_retry_commits_is_all_duplicates(fresh_db_url: str) -> None:
     batch = [_event("a", 0), _event("b", 5)]
 
