@@ -670,6 +670,21 @@ def test_a_server_trickling_its_answer_is_cut_off_at_the_timeout() -> None:
     assert took < 10, took
 
 
+def test_requests_go_through_the_proxy_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with serving(lambda body: completion(RECORDED_REPLY)) as proxy:
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
+        # a host that resolves nowhere: only the proxy can answer
+        extractor = _extractor("http://llm.invalid/v1", ScriptedFallback())
+        extraction = extractor.extract(TOOL_CHAT)
+        extractor.close()
+    assert extraction.extractor == "llm", extraction.fallback_reason
+    assert len(proxy.requests) == 1
+
+
 def test_a_server_slower_than_the_timeout_falls_back_as_a_timeout() -> None:
     release = threading.Event()
 
