@@ -165,7 +165,9 @@ UPDATE memory_sessions
 -- name: mark_failed
 UPDATE memory_sessions
    SET status = 'failed', build_attempts = build_attempts + 1, last_error = %(error)s,
-       next_attempt_at = %(now)s + %(backoff)s * power(2, build_attempts)
+       -- doubling, but never past a century (nor overflowing an interval)
+       next_attempt_at = %(now)s + least(%(backoff)s * power(2, least(build_attempts, 20)),
+                                         interval '100 years')
  WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s AND status IN ('closed', 'failed')
 RETURNING build_attempts;
 

@@ -98,7 +98,8 @@ class Settings(BaseSettings):
         default=600, gt=0, description="requeue a closed session still unbuilt after this"
     )
     consolidation_page_owners: int = Field(default=200, gt=0, le=10_000)
-    consolidation_lock_timeout_seconds: float = Field(default=5, gt=0)
+    # PostgreSQL's lock_timeout: whole milliseconds, at most 2^31 - 1 of them
+    consolidation_lock_timeout_seconds: float = Field(default=5, ge=0.001, le=2_147_483)
     # schedule: seconds between runs of each job (0 disables it in the scheduler)
     schedule_sweep_seconds: float = Field(default=60, ge=0)
     schedule_supersede_seconds: float = Field(default=300, ge=0)
@@ -125,7 +126,7 @@ class Settings(BaseSettings):
     def _duration_fits(cls, value: Any, info: ValidationInfo) -> Any:
         """A duration may be at most a century: more would overflow the dates it is added to."""
         unit = _DURATION_UNITS.get(str(info.field_name).rsplit("_", 1)[-1])
-        if unit is not None and value * unit > _CENTURY:
+        if unit is not None and value is not None and value * unit > _CENTURY:
             raise ValueError("must be at most 100 years")
         return value
 
@@ -168,11 +169,14 @@ def _check_names(environ: Mapping[str, str]) -> None:
     """A ``MEMLEDGER_`` variable that names no setting is a mistake (a misspelt
     MEMLEDGER_DATABASE_URL would quietly store everything in the embedded database)."""
     known = {f"MEMLEDGER_{name.upper()}" for name in Settings.model_fields} | _NOT_SETTINGS
-    unknown = sorted(k for k in environ if k.startswith("MEMLEDGER_") and k not in known)
+    # names are read case-insensitively, as the settings themselves are
+    unknown = sorted(
+        k for k in environ if k.upper().startswith("MEMLEDGER_") and k.upper() not in known
+    )
     if unknown:
         problems = []
         for name in unknown:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
+            close = difflib.get_close_matches(name.upper(), sorted(known), n=1)
             problems.append(
                 f"{name}: no such setting" + (f" (did you mean {close[0]}?)" if close else "")
             )

@@ -677,6 +677,10 @@ def test_extractor_failure_writes_nothing_and_is_recorded_with_backoff(conn: Con
     assert s["next_attempt_at"] - later == 2 * first_wait  # exponential backoff
     assert rows(conn, "memory_observations", tenant) == []
     assert rows(conn, "memory_entries", tenant) == []
+    # after very many attempts (retried by hand), the wait stops growing at a century
+    conn.execute("UPDATE memory_sessions SET build_attempts = 200 WHERE id = %s", [session_id])
+    assert record_failure(conn, tenant, session_id, reason, now=later, backoff=BACKOFF) == 201
+    assert session_row(conn, tenant, session_id)["next_attempt_at"] - later <= timedelta(days=36525)
 
 
 def test_failure_after_rows_were_written_rolls_the_whole_session_back(conn: Conn) -> None:

@@ -35,6 +35,13 @@ def test_a_misspelt_variable_is_named_with_the_setting_it_resembles(
         match=r"MEMLEDGER_DATABSE_URL: no such setting \(did you mean MEMLEDGER_DATABASE_URL\?\)",
     ):
         load_settings()
+    monkeypatch.delenv("MEMLEDGER_DATABSE_URL")
+    monkeypatch.setenv("memledger_databse_url", "postgresql://db/memledger")  # any case
+    with pytest.raises(InvalidSettings, match="memledger_databse_url: no such setting"):
+        load_settings()
+    monkeypatch.delenv("memledger_databse_url")
+    monkeypatch.setenv("MEMLEDGER_Tenant", "acme")  # read like MEMLEDGER_TENANT
+    assert load_settings().tenant == "acme"
 
 
 @pytest.mark.parametrize(
@@ -53,6 +60,12 @@ def test_a_duration_past_a_century_is_refused(
         load_settings()
     monkeypatch.setenv(name, "36500")  # a century of seconds, minutes or days is fine
     load_settings()
+
+
+def test_the_lock_timeout_fits_postgresqls_lock_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMLEDGER_CONSOLIDATION_LOCK_TIMEOUT_SECONDS", str(30 * 86400))
+    with pytest.raises(InvalidSettings, match=r"LOCK_TIMEOUT_SECONDS: .*less than or equal"):
+        load_settings()
 
 
 def test_an_empty_variable_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
