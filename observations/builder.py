@@ -4,9 +4,9 @@
 left as it is. A new build version replaces the session's observations and updates its
 entries in place, each change written to the entry history. Entries someone edited or
 deleted (through the API) are left as they are: a rebuild neither rewrites nor revives
-them. Entries merged into, or superseded by, an entry the rebuild deletes are active
-again: their own sessions still say them. A session locked by another builder is skipped
-(``BuildOutcome.busy``), so no session is built twice at once.
+them. Entries merged into, or superseded by, an entry the rebuild deletes get back the
+status they had (their own sessions still say them). A session locked by another builder
+is skipped (``BuildOutcome.busy``), so no session is built twice at once.
 """
 
 from __future__ import annotations
@@ -129,9 +129,9 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
     base = {"tenant_id": tenant_id, "session_id": session_id, "now": now}
     announce_entry_changes(conn)
     conn.execute(Q["delete_observations"], base)
-    entries = _store_items(conn, base, items, vectors, by_id, config, extraction)
+    entries, revived = _store_items(conn, base, items, vectors, by_id, config, extraction)
     if config.after_store is not None:
-        config.after_store(conn, tenant_id, [_ident(i) for i in items], now=now)
+        config.after_store(conn, tenant_id, [*map(_ident, items), *revived], now=now)
     stats = {
         "extractor": extraction.extractor,
         "extractor_version": extraction.version,
@@ -214,9 +214,10 @@ def _store_items(
     events: dict[int, dict[str, Any]],
     config: BuildConfig,
     extraction: Any,
-) -> int:
+) -> tuple[int, list[tuple[str, str, str]]]:
     """Observations, entries (inserted, or updated in place by owner+key), lineage links and
-    history — a handful of set-based statements whatever the number of items."""
+    history — a handful of set-based statements whatever the number of items. Returns the
+    number of items, and the owner and key of each entry revived (see revive_displaced)."""
     rows = conn.execute(Q["session_entries"], base).fetchall()
     curated = {(r["owner_type"], r["owner_id"], r["key"]): r["id"] for r in rows if r["curated"]}
     previous = {(r["owner_type"], r["owner_id"], r["key"]): r for r in rows if not r["curated"]}
@@ -258,6 +259,7 @@ def _store_items(
         ]
     links = {"src_id": observations, "dst_id": [entry_ids[_ident(i)] for i in items]}
     conn.execute(Q["insert_links"], {**base, **links})
+    revived: list[dict[str, Any]] = []
     if previous:  # the new build no longer extracts these
         gone = list(previous.values())
         conn.execute(Q["delete_entries"], {**base, "ids": [o["id"] for o in gone]})
@@ -268,19 +270,21 @@ def _store_items(
             )
             for o in gone
         ]
-        revived = conn.execute(Q["revive_displaced"], {**base, "ids": [o["id"] for o in gone]})
+        revived = conn.execute(
+            Q["revive_displaced"], {**base, "ids": [o["id"] for o in gone]}
+        ).fetchall()
         history += [_revived(r, reason) for r in revived]
     write_history(conn, base, history, ACTOR)
-    return len(items)
+    return len(items), [(r["owner_type"], r["owner_id"], r["key"]) for r in revived]
 
 
 def _revived(row: dict[str, Any], reason: str) -> HistoryRow:
     """The history row of an entry active again because the one that absorbed or
     superseded it is gone."""
     how = "absorbed" if row["old_status"] == "merged" else "superseded"
-    statement = row["canonical_statement"]
+    statement, old, new = row["canonical_statement"], row["old_status"], row["new_status"]
     why = f"revived: entry {row['displaced_by']}, which {how} it, is {reason}"
-    return HistoryRow(row["id"], "UPDATE", statement, statement, row["old_status"], "active", why)
+    return HistoryRow(row["id"], "UPDATE", statement, statement, old, new, why)
 
 
 def _ident(item: Extracted) -> tuple[str, str, str]:

@@ -114,28 +114,58 @@ UPDATE memory_entries
  WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s::bigint[]);
 
 -- name: revive_displaced
--- Entries merged into, or superseded by, entries a rebuild deleted: active again, as
--- their own sessions still say them (the next merge and supersede runs weigh them anew).
-WITH displaced AS (
-    SELECT e.id, e.status, e.canonical_statement,
-           CASE WHEN e.status = 'superseded' THEN e.superseded_by ELSE l.dst_id::bigint END
-               AS displaced_by
-      FROM memory_entries e
-      LEFT JOIN memory_links l
-        ON l.tenant_id = e.tenant_id AND l.src_type = 'entry' AND l.src_id = e.id
-       AND l.relation = 'merged_into' AND l.dst_type = 'entry'
+-- Entries merged into, or superseded by, entries a rebuild deleted (found through their
+-- lineage links): back to the status they had before — active, or archived — as their
+-- own sessions still say them; their links to the deleted entries go. Entries someone
+-- edited or deleted ("curated", see session_entries) are left alone. The next merge and
+-- supersede runs weigh the revived anew.
+WITH links AS (
+    SELECT l.id AS link_id, l.src_id AS entry_id, 'merged' AS status,
+           l.dst_id::bigint AS displaced_by
+      FROM memory_links l
+     WHERE l.tenant_id = %(tenant_id)s AND l.dst_type = 'entry'
        AND l.dst_id = ANY(%(ids)s::bigint[]::text[])
-     WHERE e.tenant_id = %(tenant_id)s
-       AND ((e.status = 'superseded' AND e.superseded_by = ANY(%(ids)s::bigint[]))
-         OR (e.status = 'merged' AND l.id IS NOT NULL))
-       FOR UPDATE OF e)
-UPDATE memory_entries e
-   SET status = 'active', expired_at = NULL, superseded_by = NULL,
-       valid_to = CASE WHEN d.status = 'superseded' THEN NULL ELSE e.valid_to END,
-       updated_at = %(now)s
-  FROM displaced d
- WHERE e.tenant_id = %(tenant_id)s AND e.id = d.id
-RETURNING e.id, d.status AS old_status, d.canonical_statement, d.displaced_by;
+       AND l.relation = 'merged_into' AND l.src_type = 'entry'
+    UNION ALL
+    SELECT l.id, l.dst_id::bigint, 'superseded', l.src_id
+      FROM memory_links l
+     WHERE l.tenant_id = %(tenant_id)s AND l.src_type = 'entry'
+       AND l.src_id = ANY(%(ids)s::bigint[])
+       AND l.relation = 'supersedes' AND l.dst_type = 'entry'),
+displaced AS (
+    SELECT DISTINCT ON (e.id) e.id, e.status, e.canonical_statement, e.owner_type,
+           e.owner_id, e.key, k.displaced_by,
+           coalesce((SELECT h.old_status FROM memory_entry_history h
+                      WHERE h.tenant_id = e.tenant_id AND h.entry_id = e.id
+                        AND h.new_status = e.status AND h.old_status <> e.status
+                      ORDER BY h.id DESC LIMIT 1), 'active') AS restored
+      FROM links k
+      JOIN memory_entries e ON e.tenant_id = %(tenant_id)s AND e.id = k.entry_id
+     WHERE e.status = k.status
+       AND (k.status = 'merged' OR e.superseded_by = k.displaced_by)
+       AND NOT EXISTS (
+           SELECT 1 FROM memory_entry_history h
+            WHERE h.tenant_id = e.tenant_id AND h.entry_id = e.id
+              AND h.actor <> 'builder' AND h.actor NOT LIKE 'consolidation:%%')
+     ORDER BY e.id, k.displaced_by),
+revived AS (
+    UPDATE memory_entries e
+       SET status = d.restored, superseded_by = NULL,
+           expired_at = CASE WHEN d.restored = 'active' THEN NULL ELSE e.expired_at END,
+           valid_to = CASE WHEN d.status = 'superseded' THEN NULL ELSE e.valid_to END,
+           updated_at = %(now)s
+      FROM displaced d
+     WHERE e.tenant_id = %(tenant_id)s AND e.id = d.id AND e.status = d.status
+    RETURNING e.id),
+unlinked AS (
+    DELETE FROM memory_links l
+     USING links k
+     WHERE l.tenant_id = %(tenant_id)s AND l.id = k.link_id
+       AND k.entry_id IN (SELECT id FROM revived))
+SELECT d.id, d.status AS old_status, d.restored AS new_status, d.canonical_statement,
+       d.displaced_by, d.owner_type, d.owner_id, d.key
+  FROM displaced d JOIN revived r ON r.id = d.id
+ ORDER BY d.id;
 
 -- name: insert_history
 INSERT INTO memory_entry_history

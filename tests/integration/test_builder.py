@@ -450,6 +450,34 @@ def test_a_rebuild_may_move_a_superseded_fact_past_its_successor(conn: Conn) -> 
     assert moved["valid_from"] == moved["valid_to"] == later_start
 
 
+def _displace(conn: Conn, tenant: str, entry: Row, by: Row, how: str, was: str) -> None:
+    """As merge (``how`` = merged) or supersede (superseded) leave ``entry`` displaced by
+    ``by``: its status, its lineage link and its history row (from status ``was``)."""
+    ids = {"t": NOW, "e": entry["id"], "by": by["id"], "tenant": tenant, "how": how, "was": was}
+    statements = [
+        "UPDATE memory_entries SET status = %(how)s, expired_at = %(t)s WHERE id = %(e)s",
+        "INSERT INTO memory_entry_history (tenant_id, entry_id, action, old_status, new_status,"
+        " actor, at) VALUES (%(tenant)s, %(e)s, upper(left(%(how)s, -1)), %(was)s, %(how)s,"
+        " 'consolidation:job', %(t)s)",
+    ]
+    if how == "merged":
+        statements.append(
+            "INSERT INTO memory_links (tenant_id, src_type, src_id, relation, dst_type, dst_id,"
+            " created_at) VALUES (%(tenant)s, 'entry', %(e)s, 'merged_into', 'entry',"
+            " %(by)s::text, %(t)s)"
+        )
+    else:
+        statements += [
+            "UPDATE memory_entries SET superseded_by = %(by)s, valid_to = valid_from"
+            " WHERE id = %(e)s",
+            "INSERT INTO memory_links (tenant_id, src_type, src_id, relation, dst_type, dst_id,"
+            " created_at) VALUES (%(tenant)s, 'entry', %(by)s, 'supersedes', 'entry',"
+            " %(e)s::text, %(t)s)",
+        ]
+    for statement in statements:
+        conn.execute(statement, ids)
+
+
 def test_a_rebuild_that_deletes_an_entry_revives_those_it_absorbed_or_superseded(
     conn: Conn,
 ) -> None:
@@ -457,43 +485,45 @@ def test_a_rebuild_that_deletes_an_entry_revives_those_it_absorbed_or_superseded
     first, second = (s["id"] for s in list_sessions(conn, tenant)[:2])
     survivor = next(e for e in session_entries(conn, tenant, first).values()
                     if e["kind"] in FACT_KINDS)  # fmt: skip
-    absorbed, superseded = list(session_entries(conn, tenant, second).values())[:2]
-    ids = {"t": NOW, "a": absorbed["id"], "p": superseded["id"], "s": survivor["id"]}
-    for statement in (  # as merge and supersede leave them
-        "UPDATE memory_entries SET status = 'merged', expired_at = %(t)s WHERE id = %(a)s",
-        "UPDATE memory_entries SET status = 'superseded', expired_at = %(t)s,"
-        " superseded_by = %(s)s, valid_to = valid_from WHERE id = %(p)s",
-        "INSERT INTO memory_links (tenant_id, src_type, src_id, relation, dst_type, dst_id,"
-        " created_at) VALUES (%(tenant)s, 'entry', %(a)s, 'merged_into', 'entry', %(s)s::text,"
-        " %(t)s)",
-    ):
-        conn.execute(statement, {**ids, "tenant": tenant})
+    absorbed, superseded, edited = list(session_entries(conn, tenant, second).values())[:3]
+    _displace(conn, tenant, absorbed, survivor, "merged", "active")
+    _displace(conn, tenant, superseded, survivor, "superseded", "archived")  # decayed first
+    edit_entry(conn, tenant, edited["id"], "Edited by hand.", embedder=HashEmbedder(),
+               actor="api:ops", now=NOW)  # fmt: skip
+    _displace(conn, tenant, edited, survivor, "merged", "active")
     gone = (survivor["owner_type"], survivor["owner_id"], survivor["key"])
+    rechecked: list[list[tuple[str, str, str]]] = []
 
     def revise(item: Extracted) -> Extracted | None:
         return None if (item.owner_type, item.owner_id, item.key) == gone else item
 
-    v2 = BuildConfig(Revised("next", revise), HashEmbedder())
+    def after_store(conn: Conn, tenant: str, keys: list[Any], *, now: datetime) -> None:
+        rechecked.append(keys)
+
+    v2 = BuildConfig(Revised("next", revise), HashEmbedder(), after_store=after_store)
     assert build_session(conn, tenant, first, v2, now=LATER).status == "built"
     after = {e["id"]: e for e in rows(conn, "memory_entries", tenant)}
     assert after[survivor["id"]]["status"] == "deleted"
-    for entry in (absorbed, superseded):
+    for entry, was in ((absorbed, "active"), (superseded, "archived")):
         revived = after[entry["id"]]
-        assert (revived["status"], revived["expired_at"], revived["superseded_by"]) == (
-            "active",
-            None,
-            None,
-        )
-        assert revived["valid_to"] == entry["valid_to"]  # None: the supersession's end undone
+        assert (revived["status"], revived["superseded_by"], revived["valid_to"]) == (
+            was, None, entry["valid_to"]  # None: the supersession's end undone
+        )  # fmt: skip
+        assert (revived["expired_at"] is None) == (was == "active")
         assert revived["updated_at"] == LATER
         [*_, change] = rows(conn, "memory_entry_history", tenant, "entry_id = %s", entry["id"])
         assert (change["action"], change["old_status"], change["new_status"]) == (
-            "UPDATE",
-            "merged" if entry is absorbed else "superseded",
-            "active",
-        )
+            "UPDATE", "merged" if entry is absorbed else "superseded", was
+        )  # fmt: skip
         assert change["actor"] == "builder"
         assert f"entry {survivor['id']}" in change["reason"]
+        # supersede at build time weighs the revived too
+        assert (entry["owner_type"], entry["owner_id"], entry["key"]) in rechecked[0]
+    assert after[edited["id"]]["status"] == "merged"  # someone edited it: left alone
+    lineage = rows(conn, "memory_links", tenant, "relation IN ('merged_into', 'supersedes')")
+    assert [(link["src_id"], link["dst_id"]) for link in lineage] == [
+        (edited["id"], str(survivor["id"]))
+    ]
 
 
 def test_after_a_new_build_version_entry_lineage_names_only_existing_observations(
