@@ -93,6 +93,25 @@ def _ingest(
     tasks: BackgroundTasks,
 ) -> EventsOut:
     """Validate each event, append the valid ones, and queue what follows the commit."""
+    with state.appending:
+        results, valid, result = _validate_and_append(conn, events, owner.tenant_id, state)
+    ordered = [results[i] for i in range(len(events))]
+    counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
+    tasks.add_task(_after_commit, state, owner.tenant_id, valid, result, counts)
+    return EventsOut(
+        results=ordered,
+        accepted=counts["accepted"],
+        duplicates=counts["duplicate"],
+        rejected=counts["rejected"],
+        sessions_closed=list(result.closed) if result else [],
+    )
+
+
+def _validate_and_append(
+    conn: Conn, events: list[dict[str, Any]], tenant_id: str, state: ApiState
+) -> tuple[dict[int, EventResult], list[EventIn], AppendResult | None]:
+    """Each event's result by position (rejected with the reason, accepted, or a
+    duplicate), the valid events, and the append's result (None if none was valid)."""
     now = state.clock()
     limits = state.settings.limits
     results: dict[int, EventResult] = {}
@@ -108,22 +127,13 @@ def _ingest(
     result = None
     if valid:
         gap = state.settings.session_gap
-        result = append(conn, owner.tenant_id, valid, now=now, gap=gap, limits=limits)
+        result = append(conn, tenant_id, valid, now=now, gap=gap, limits=limits)
         for outcome in result.outcomes:
             index = positions[outcome.index]
             results[index] = EventResult(
                 index=index, status=outcome.status, session_id=outcome.session_id
             )
-    ordered = [results[i] for i in range(len(events))]
-    counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
-    tasks.add_task(_after_commit, state, owner.tenant_id, valid, result, counts)
-    return EventsOut(
-        results=ordered,
-        accepted=counts["accepted"],
-        duplicates=counts["duplicate"],
-        rejected=counts["rejected"],
-        sessions_closed=list(result.closed) if result else [],
-    )
+    return results, valid, result
 
 
 def _after_commit(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +34,10 @@ class ApiState:
     redis_ping: Callable[[], bool]
     metrics: SharedMetrics
     access: AccessLog = field(default_factory=AccessLog)
+    # Appends are serialized by the ledger's lock. A process lets one request at a time
+    # validate and append a batch: the others wait here, not holding the interpreter
+    # from the one whose append holds the ledger.
+    appending: threading.Lock = field(default_factory=threading.Lock)
 
     @contextmanager
     def connection(self) -> Iterator[Conn]:
