@@ -6,7 +6,9 @@ each in a batch of 8), and a text's vector does not depend on the batch it ran i
 calls that arrive while the model is busy are embedded together in its next run.
 
 There is no timer: a call that finds a free run slot runs at once, alone if nobody else is
-waiting, so a lone caller pays nothing. At most ``runs`` model runs happen at once; the
+waiting, so a lone caller pays nothing. A call of more than ``max_texts`` texts goes
+through in parts of ``max_texts``, each queued like a call of its own, so a build's
+session waits its turns beside the queries. At most ``runs`` model runs happen at once; the
 calls that arrive meanwhile queue, and whoever finishes a run hands its slot to the
 oldest waiting call, whose thread then runs everything queued (up to ``max_texts`` texts)
 in one batch. Each caller gets exactly the rows of its own texts. When a shared run fails,
@@ -62,7 +64,7 @@ class Coalescer:
     def embed(self, texts: list[str]) -> Vectors:
         """``run(texts)``, possibly computed in one batch with other callers' texts."""
         if len(texts) > self.max_texts:
-            return self._run(texts)
+            return self._embed_in_parts(texts)
         call = _Call(texts)
         with self._lock:
             self._queue.append(call)
@@ -83,6 +85,18 @@ class Coalescer:
             raise call.error
         assert call.vectors is not None
         return call.vectors
+
+    def _embed_in_parts(self, texts: list[str]) -> Vectors:
+        """A call of more than ``max_texts`` texts (a build's whole session) takes the run
+        slots in turn with the others, ``max_texts`` texts at a time, shortest first (less
+        padding): it never runs beside them beyond ``runs``."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        parts = [order[i : i + self.max_texts] for i in range(0, len(order), self.max_texts)]
+        vectors = [self.embed([texts[i] for i in part]) for part in parts]
+        out = np.empty((len(texts), vectors[0].shape[1]), dtype=vectors[0].dtype)
+        for part, rows in zip(parts, vectors, strict=True):
+            out[part] = rows
+        return out
 
     def _run_next(self) -> None:
         """Run the oldest queued calls in one batch, then pass the run slot on."""

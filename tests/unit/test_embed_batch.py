@@ -3,6 +3,7 @@ vectors, an error reaches only the caller that caused it, and nobody is left wai
 
 from __future__ import annotations
 
+import ast
 import random
 import threading
 import time
@@ -143,16 +144,19 @@ def test_an_error_reaches_only_the_caller_whose_texts_caused_it() -> None:
     assert run.batches[1:] == [["good", "bad text"], ["good"], ["bad text"]]
 
 
-def test_a_call_of_more_than_max_texts_runs_on_its_own_without_queueing() -> None:
+def test_a_call_of_more_than_max_texts_takes_the_run_slot_in_turns_shortest_first() -> None:
     run = GatedRun()
     coalescer = Coalescer(run, max_texts=2)
     small = start(coalescer, ["s"])
     wait_until(lambda: len(run.batches) == 1)  # the one run slot is busy
-    large = start(coalescer, ["l1", "l2", "l3"])
-    wait_until(lambda: len(run.batches) == 2)  # yet this one runs now
+    texts = ["l-three", "l1", "l-two", "l-four!"]
+    large = start(coalescer, texts)
+    wait_until(waiting_is(coalescer, 1))  # it waits for the slot, as any call does
+    assert len(run.batches) == 1
     run.release.set()
-    assert np.array_equal(large.result(), HASH.embed(["l1", "l2", "l3"]))
+    assert np.array_equal(large.result(), HASH.embed(texts))  # in the caller's order
     small.result()
+    assert run.batches == [["s"], ["l1", "l-two"], ["l-three", "l-four!"]]
 
 
 def test_up_to_runs_runs_happen_at_once_and_later_calls_queue() -> None:
@@ -221,7 +225,10 @@ def test_many_concurrent_callers_each_get_their_own_vectors_or_their_own_error(
     for i, texts in enumerate(plans):
         got = outcomes[i]
         if any("bad" in t for t in texts):
-            assert isinstance(got, ValueError) and str(texts) in str(got)
+            # its own error: raised by a run of its own texts (a long call's part of them)
+            assert isinstance(got, ValueError)
+            named = ast.literal_eval(str(got).removeprefix("bad in "))
+            assert set(named) <= set(texts) and any("bad" in t for t in named)
         else:
             assert isinstance(got, np.ndarray) and np.array_equal(got, HASH.embed(texts))
     assert coalescer.waiting == 0
