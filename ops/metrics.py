@@ -8,7 +8,9 @@ deployment's, whichever process answers the scrape.
 Counting costs no I/O: counts gather in the process and a background flush writes them
 every ``FLUSH_SECONDS`` in one round trip (and at exit); a scrape flushes its own process's
 first. A flush that fails keeps its counts for the next one and is logged once, when
-writing starts to fail. A scrape that cannot read the hash fails.
+writing starts to fail. Each batch of counts is written under a token of its own that
+Redis remembers for a day: a batch sent again after a lost reply (Redis may have applied
+it) is not counted twice. A scrape that cannot read the hash fails.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -59,6 +62,29 @@ FAMILIES = (EVENTS, BUILDS, GATE_DROPS, JOB_RUNS, LATENCY)
 # (family, label values in the family's order, amount)
 Count = tuple[Family, tuple[str, ...], int]
 
+# KEYS[1]: the hash; KEYS[2]: the batch's token. ARGV: (kind, field, amount) triples, kind
+# "n" for a whole amount, "s" for seconds. A token already set means the batch was written.
+_WRITE = """
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', 86400) then
+  for i = 1, #ARGV, 3 do
+    if ARGV[i] == 'n' then
+      redis.call('HINCRBY', KEYS[1], ARGV[i + 1], ARGV[i + 2])
+    else
+      redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i + 1], ARGV[i + 2])
+    end
+  end
+end
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """Counts taken for one write, and the token that makes writing them again a no-op."""
+
+    token: str
+    counts: Counter[str]
+    seconds: Mapping[str, float]
+
 
 class SharedMetrics:
     """Counts for the deployment's metrics in Redis (``client``), written by :meth:`flush`."""
@@ -70,6 +96,7 @@ class SharedMetrics:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()  # hash field -> whole amount
         self._seconds: defaultdict[str, float] = defaultdict(float)  # histogram sum field
+        self._unsent: _Batch | None = None  # taken for a write that has not succeeded
         self._failing = False
 
     def add(self, counts: Iterable[Count]) -> None:
@@ -95,32 +122,40 @@ class SharedMetrics:
             self._seconds[total] += seconds
 
     def flush(self) -> None:
-        """Write the counts gathered since the last flush, in one round trip; if that fails,
-        they wait for the next."""
-        with self._lock:
-            counts, seconds = self._counts, self._seconds
-            self._counts, self._seconds = Counter(), defaultdict(float)
-        if not counts and not seconds:
-            return
-        pipe = self.client.pipeline(transaction=False)
-        for field, amount in counts.items():
-            pipe.hincrby(KEY, field, amount)
-        for field, total in seconds.items():
-            pipe.hincrbyfloat(KEY, field, total)
-        try:
-            pipe.execute()
-        except redis.RedisError as exc:
+        """Write the counts gathered since the last flush: first a batch whose write failed
+        (under its own token, so never counted twice), then the newer counts. If a write
+        fails, its counts wait for the next flush."""
+        wrote = False
+        for _ in range(2):  # the unsent batch, then what gathered since
             with self._lock:
-                self._counts.update(counts)
-                for field, total in seconds.items():
-                    self._seconds[field] += total
-            if not self._failing:
-                log.warning("metrics_not_written", error=str(exc))
-            self._failing = True
-            return
-        if self._failing:
+                if self._unsent is None and (self._counts or self._seconds):
+                    self._unsent = _Batch(uuid.uuid4().hex, self._counts, self._seconds)
+                    self._counts, self._seconds = Counter(), defaultdict(float)
+                batch = self._unsent
+            if batch is None:
+                break
+            try:
+                self._write(batch)
+            except redis.RedisError as exc:
+                if not self._failing:
+                    log.warning("metrics_not_written", error=str(exc))
+                self._failing = True
+                return
+            wrote = True
+            with self._lock:
+                if self._unsent is batch:
+                    self._unsent = None
+        if wrote and self._failing:
             log.info("metrics_written_again")
-        self._failing = False
+            self._failing = False
+
+    def _write(self, batch: _Batch) -> None:
+        args: list[str | int | float] = []
+        for field, amount in batch.counts.items():
+            args += ["n", field, amount]
+        for field, total in batch.seconds.items():
+            args += ["s", field, repr(total)]
+        self.client.eval(_WRITE, 2, KEY, f"{KEY}:batch:{batch.token}", *args)
 
 
 @contextmanager

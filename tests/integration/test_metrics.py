@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -146,6 +147,43 @@ def test_without_redis_counts_wait_for_the_next_flush_and_a_scrape_fails(
         == 1
     )
     metrics.client.close()
+
+
+class LostReply(redis.Redis):
+    """A Redis client whose first write (a script or a pipeline) is applied but answered by
+    a timeout, as when the reply is lost on the way back."""
+
+    lost = False
+
+    def _lose_once(self, result: Any) -> Any:
+        if not self.lost:
+            self.lost = True
+            raise redis.TimeoutError("Timeout reading from socket")
+        return result
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        result = super().execute_command(*args, **options)
+        return self._lose_once(result) if args[0] in ("EVAL", "EVALSHA") else result
+
+    def pipeline(self, *args: Any, **options: Any) -> Any:
+        pipe = super().pipeline(*args, **options)
+        execute = pipe.execute
+        pipe.execute = lambda *a, **k: self._lose_once(execute(*a, **k))  # type: ignore[method-assign]
+        return pipe
+
+
+def test_a_batch_sent_again_after_a_lost_reply_is_counted_once(redis_url: str) -> None:
+    client = LostReply.from_url(redis_url)
+    try:
+        metrics = SharedMetrics(client)
+        before = accepted(metrics) or 0
+        metrics.add([(EVENTS, ("accepted",), 5)])
+        metrics.flush()  # applied, but the client saw a timeout: kept for the next flush
+        metrics.add([(EVENTS, ("accepted",), 2)])
+        metrics.flush()  # the kept batch again (a no-op in Redis), then the new counts
+        assert accepted(metrics) == before + 7
+    finally:
+        client.close()
 
 
 def test_a_scheduled_run_that_fails_is_counted_as_an_error(process: SharedMetrics) -> None:
