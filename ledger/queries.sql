@@ -2,24 +2,18 @@
 SELECT pg_advisory_xact_lock(%(key)s);
 
 -- name: existing_external_ids
--- A batch's rows travel as one JSON document (json_to_recordset): one C-level encode on
--- the client instead of a per-element array dump. LATERAL ... LIMIT 1 keeps this a probe
--- of the unique index per key, whatever the table's statistics say (a hash join over the
+-- Which of the (channel, external id) pairs are stored, and in which session. A batch's
+-- rows travel as one JSON document (json_to_recordset): one C-level encode on the client
+-- instead of a per-element array dump. LATERAL ... LIMIT 1 keeps this a probe of the
+-- unique index per key, whatever the table's statistics say (a hash join over the
 -- tenant's whole ledger is the alternative).
-SELECT k.channel_id, k.external_id
+SELECT k.channel_id, k.external_id, hit.session_id
   FROM json_to_recordset(%(keys)s::json) AS k (channel_id text, external_id text)
  CROSS JOIN LATERAL (
-       SELECT 1 FROM memory_session_events e
+       SELECT e.session_id FROM memory_session_events e
         WHERE e.tenant_id = %(tenant_id)s AND e.channel_id = k.channel_id
           AND e.external_id = k.external_id
         LIMIT 1) AS hit;
-
--- name: sessions_holding
-SELECT e.session_id
-  FROM json_to_recordset(%(keys)s::json) AS k (channel_id text, external_id text)
-  JOIN memory_session_events e
-    ON e.tenant_id = %(tenant_id)s AND e.channel_id = k.channel_id
-   AND e.external_id = k.external_id;
 
 -- name: open_sessions_for_update
 SELECT id, channel_id, started_at, last_event_at, event_count, participants
@@ -109,7 +103,6 @@ UPDATE memory_sessions
    AND coalesce(last_appended_at, '-infinity') < %(cutoff)s
    AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
 RETURNING tenant_id, id;
-
 
 -- name: events_after
 SELECT * FROM memory_session_events

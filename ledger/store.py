@@ -266,7 +266,7 @@ def close_session(conn: Conn, tenant_id: str, session_id: int, *, now: datetime)
         params = {"tenant_id": tenant_id, "id": session_id}
         if conn.execute(Q["get_session"], params).fetchone() is None:
             raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
-        return bool(close_sessions(conn, tenant_id, [session_id], now=now))
+        return bool(_close(conn, tenant_id, [session_id], now))
 
 
 def close_sessions(
@@ -275,8 +275,12 @@ def close_sessions(
     """Close explicitly those of the sessions still open (the end of a transcript, say);
     their ids, in id order. Ids of other tenants, or of no session, are left alone."""
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "ids": list(session_ids), "now": now}
-        return sorted(r["id"] for r in conn.execute(Q["close_sessions"], params))
+        return _close(conn, tenant_id, session_ids, now)
+
+
+def _close(conn: Conn, tenant_id: str, session_ids: Sequence[int], now: datetime) -> list[int]:
+    params = {"tenant_id": tenant_id, "ids": list(session_ids), "now": now}
+    return sorted(r["id"] for r in conn.execute(Q["close_sessions"], params))
 
 
 def sessions_holding(conn: Conn, tenant_id: str, events: Sequence[tuple[str, str]]) -> list[int]:
@@ -284,8 +288,8 @@ def sessions_holding(conn: Conn, tenant_id: str, events: Sequence[tuple[str, str
     id order (events not stored are skipped)."""
     keys = [{"channel_id": channel, "external_id": ext} for channel, ext in events]
     with tenant_scope(conn, tenant_id):
-        rows = conn.execute(Q["sessions_holding"], {"tenant_id": tenant_id, "keys": _json(keys)})
-        return sorted({r["session_id"] for r in rows})
+        params = {"tenant_id": tenant_id, "keys": _json(keys)}
+        return sorted({r["session_id"] for r in conn.execute(Q["existing_external_ids"], params)})
 
 
 def sweep_idle(
