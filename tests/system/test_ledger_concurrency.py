@@ -199,15 +199,12 @@ class BlockedAppend(threading.Thread):
     def wait_until_blocked(self, watch: Conn) -> None:
         """Until its backend waits on the ledger (advisory) lock."""
         assert self.connected.wait(10)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            row = watch.execute(
-                "SELECT wait_event FROM pg_stat_activity WHERE pid = %s", [self.backend_pid]
-            ).fetchone()
-            if row and row["wait_event"] == "advisory":
-                return
-            time.sleep(0.005)
-        raise AssertionError("the append never waited for the ledger lock")
+        _wait_for_a_waiter(
+            watch,
+            "pid = %s AND wait_event = 'advisory'",
+            [self.backend_pid],
+            "the append never waited for the ledger lock",
+        )
 
     def finish(self) -> AppendResult:
         self.join(timeout=30)
@@ -303,10 +300,12 @@ def test_a_sweep_waiting_for_an_append_to_a_replay_leaves_its_session_open(
             target=lambda: swept.append(_sweep(fresh_db_url, later + timedelta(seconds=1)))
         )
         sweeper.start()
-        deadline = time.monotonic() + 10
-        while not _waiting_for_a_row(watch) and time.monotonic() < deadline:
-            time.sleep(0.005)
-        assert _waiting_for_a_row(watch), "the sweep never waited for the session's row"
+        _wait_for_a_waiter(
+            watch,
+            "wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')",
+            [],
+            "the sweep never waited for the session's row",
+        )
         holder.commit()
         sweeper.join(timeout=30)
     assert swept == [[]]
@@ -318,12 +317,16 @@ def _sweep(url: str, now: datetime) -> list[tuple[str, int]]:
         return sweep_idle(conn, now=now, tenant_id="t")
 
 
-def _waiting_for_a_row(watch: Conn) -> bool:
-    row = watch.execute(
-        "SELECT count(*) AS n FROM pg_stat_activity"
-        " WHERE wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')"
-    ).fetchone()
-    return bool(row and row["n"])
+def _wait_for_a_waiter(watch: Conn, where: str, params: list[Any], failure: str) -> None:
+    """Until a backend matching ``where`` (over pg_stat_activity) waits; else ``failure``."""
+    query = f"SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE {where}) AS waiting"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        row = watch.execute(query, params).fetchone()
+        if row and row["waiting"]:
+            return
+        time.sleep(0.005)
+    raise AssertionError(failure)
 
 
 def test_a_delivery_waiting_while_its_retry_commits_is_all_duplicates(fresh_db_url: str) -> None:
