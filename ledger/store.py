@@ -7,7 +7,6 @@ tenant-scoped call runs under row-level security (:func:`ledger.db.tenant_scope`
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ import psycopg
 from ledger.db import LEDGER_LOCK, Conn, tenant_scope
 from ledger.errors import SessionNotFound
 from ledger.events import EventIn, Limits, parse_events
+from ledger.jsontext import dumps
 from ledger.sessionize import OpenSession, Run, place
 from ledger.sqlfile import load_queries
 
@@ -86,10 +86,10 @@ def _read_state(
     channels = list(dict.fromkeys(e.channel_id for e in events))
     conn.execute(Q["lock_ledger"], {"key": LEDGER_LOCK})
     existing = conn.execute(
-        Q["existing_external_ids"], {"tenant_id": tenant_id, "keys": _json(keys)}
+        Q["existing_external_ids"], {"tenant_id": tenant_id, "keys": dumps(keys)}
     )
     sessions = conn.execute(
-        Q["open_sessions_for_update"], {"tenant_id": tenant_id, "channel_ids": _json(channels)}
+        Q["open_sessions_for_update"], {"tenant_id": tenant_id, "channel_ids": dumps(channels)}
     )
     stored = {(r["channel_id"], r["external_id"]) for r in existing.fetchall()}
     return stored, sessions.fetchall()
@@ -194,22 +194,18 @@ def _write(
         else:
             updates.append({**row, "id": p.stored["id"]})
         head = f"{p.stored['id'] if p.stored else 'null'},"
-        started = json.dumps(row["started_at"])
+        started = dumps(row["started_at"])
         first_seq = p.stored["event_count"] + 1 if p.stored else 1
         for seq, i in enumerate(p.members, start=first_seq):
             placed_events.append(f"[{head}{seq},{started},{encoded[i]}]")
     params = {"tenant_id": tenant_id, "now": now}
     # Close (or extend) existing open sessions before new ones open on the same channel.
     if updates:
-        conn.execute(Q["update_sessions"], {**params, "sessions": _json(updates)})
+        conn.execute(Q["update_sessions"], {**params, "sessions": dumps(updates)})
     return conn.execute(
         Q["insert_sessions_and_events"],
-        {**params, "sessions": _json(inserts), "events": f"[{','.join(placed_events)}]"},
+        {**params, "sessions": dumps(inserts), "events": f"[{','.join(placed_events)}]"},
     )
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _open_session(row: Mapping[str, Any] | None) -> OpenSession | None:
@@ -219,7 +215,7 @@ def _open_session(row: Mapping[str, Any] | None) -> OpenSession | None:
 
 
 def _event_json(e: EventIn) -> str:
-    return _json(
+    return dumps(
         {
             "channel_id": e.channel_id,
             "role": e.role,
@@ -288,7 +284,7 @@ def sessions_holding(conn: Conn, tenant_id: str, events: Sequence[tuple[str, str
     id order (events not stored are skipped)."""
     keys = [{"channel_id": channel, "external_id": ext} for channel, ext in events]
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "keys": _json(keys)}
+        params = {"tenant_id": tenant_id, "keys": dumps(keys)}
         return sorted({r["session_id"] for r in conn.execute(Q["existing_external_ids"], params)})
 
 

@@ -16,6 +16,7 @@ import redis
 import structlog
 
 from ledger.db import Conn
+from ledger.jsontext import dumps
 from ledger.store import open_session, open_session_tail
 from retrieval.items import RecentMessage
 
@@ -61,12 +62,12 @@ class RecentWindow:
             [
                 _key(tenant_id, e["channel_id"]),
                 f"{e['occurred_at'].timestamp():.6f}",  # a string: Lua numbers keep 14 digits
-                json.dumps(_message(e)),
+                dumps(_message(e)),
             ]
             for e in events
         ]
         try:
-            self._record(args=[self.size, json.dumps(batch)])
+            self._record(args=[self.size, dumps(batch)])
         except redis.RedisError as exc:
             log.warning("recent_window_unavailable", error=str(exc))
             return False
