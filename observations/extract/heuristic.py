@@ -6,7 +6,9 @@ For one closed session it produces, in this order:
    as documented in :mod:`.keys`) from the users' first-person sentences, with names for
    pronouns and dates resolved against each event's ``occurred_at`` (:mod:`.dates`);
    when one user states the same key twice in a session the later statement wins and the
-   earlier sentence is left to the episodic item of its turn;
+   earlier sentence is left to the episodic item of its turn, unless the later one only
+   restates the same thing more weakly ("I know how to swim", then "I can swim"): then the
+   stronger statement stays, and the weaker sentence is left to the episodic item;
 2. episodic restatements of what substantive user turns said beyond those facts
    (:mod:`.episodic`);
 3. agent experiences from tool_call/tool_result sequences (:mod:`.experiences`, event
@@ -18,6 +20,8 @@ Every item's provenance is the specific events it came from. Same input, same ou
 
 from __future__ import annotations
 
+import re
+
 from observations.extract.base import Extracted, Extraction, SessionInput
 from observations.extract.episodic import MIN_CONTENT_WORDS, extract_episodic
 from observations.extract.experiences import extract_experiences
@@ -25,21 +29,41 @@ from observations.extract.facts import FactHit, extract_facts
 from observations.extract.summary import summarize
 from observations.extract.turns import build_turns
 
+_WORD = re.compile(r"\w+")
+
 
 def latest_per_key(hits: list[FactHit]) -> list[FactHit]:
-    """One fact per (owner, key): the last one stated, kept at its place in the session."""
-    last: dict[tuple[str, str, str], int] = {}
+    """One fact per (owner, key): the last one stated, kept at its place in the session,
+    except that a weaker restatement of the kept fact does not displace it (it would be
+    gated out where the stronger statement passes, and the fact would be lost)."""
+    kept: dict[tuple[str, str, str], int] = {}
     for position, hit in enumerate(hits):
-        last[(hit.item.owner_type, hit.item.owner_id, hit.item.key)] = position
-    keep = set(last.values())
+        slot = (hit.item.owner_type, hit.item.owner_id, hit.item.key)
+        earlier = kept.get(slot)
+        if earlier is None or not _weaker_restatement(hit.item, hits[earlier].item):
+            kept[slot] = position
+    keep = set(kept.values())
     return [hit for position, hit in enumerate(hits) if position in keep]
+
+
+def _weaker_restatement(later: Extracted, earlier: Extracted) -> bool:
+    """``later`` is less confident than ``earlier`` and says the same thing of the same key:
+    the words of one's object are all among the other's ("chess", "play chess")."""
+    if later.confidence >= earlier.confidence:
+        return False
+    a, b = _object_words(later), _object_words(earlier)
+    return bool(a and b) and (a <= b or b <= a)
+
+
+def _object_words(item: Extracted) -> set[str]:
+    return set(_WORD.findall(str(item.fields.get("object", "")).casefold()))
 
 
 class HeuristicExtractor:
     """Implements the ``Extractor`` protocol without any model."""
 
     name = "heuristic"
-    version = "5"
+    version = "6"
 
     def __init__(self, min_episodic_words: int = MIN_CONTENT_WORDS) -> None:
         self.min_episodic_words = min_episodic_words

@@ -20,6 +20,7 @@ from observations.extract.base import (
     SessionInput,
 )
 from observations.extract.heuristic import HeuristicExtractor
+from observations.gates import apply_gates
 
 # Monday 8 May 2023, 13:56 UTC.
 START = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -277,6 +278,35 @@ def test_same_key_twice_keeps_the_later_fact_and_restates_the_earlier() -> None:
     drink = only(items, "preference:drink")
     assert drink.source_event_ids == (101,)
     assert "flat white" in only(items, "episodic:100").statement
+
+
+@pytest.mark.parametrize(
+    ("strong", "weak", "key"),
+    [
+        ("I know how to swim.", "I can swim.", "skill:swimming"),
+        ("I know how to play chess.", "I play chess.", "skill:chess"),
+    ],
+)
+def test_a_weaker_restatement_does_not_displace_the_stronger_fact(
+    strong: str, weak: str, key: str
+) -> None:
+    lines = [("melanie", strong), ("caroline", "Nice."), ("melanie", weak)]
+    items = extract(lines)
+    assert only(items, key).source_event_ids == (100,)
+    assert key in {i.key for i in apply_gates(items, session(lines)).items}
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "key"),
+    [
+        ("My favorite drink is a flat white.", "I like to drink green tea.", "preference:drink"),
+        ("I work as a nurse.", "I am a teacher.", "identity:occupation"),
+    ],
+)
+def test_a_weaker_statement_of_another_value_of_the_key_still_wins(
+    first: str, then: str, key: str
+) -> None:
+    assert only(extract([("melanie", first), ("melanie", then)]), key).source_event_ids == (101,)
 
 
 def test_group_chat_facts_belong_to_each_speaker() -> None:
