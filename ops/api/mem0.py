@@ -14,7 +14,7 @@ import re
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Path, Query
+from fastapi import APIRouter, BackgroundTasks, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ledger.db import Conn
@@ -293,6 +293,7 @@ def delete_memory(
 
 @router.delete("/v1/memories/")
 def delete_all(
+    request: Request,
     owner: Owner,
     conn: TenantConn,
     state: State,
@@ -300,15 +301,25 @@ def delete_all(
     user_id: str | None = Query(default=None, pattern=ID_PATTERN, max_length=128),
     agent_id: str | None = Query(default=None, pattern=ID_PATTERN, max_length=128),
 ) -> Message:
-    """Delete every memory of a user and/or agent (kept as history)."""
-    if user_id is None and agent_id is None:
+    """Delete every memory of a user or of an agent (kept as history). Mem0 deletes the
+    memories matching all the ids it is given; here a memory belongs to one owner, and a
+    delete cannot be narrowed by chat or app, so anything but one ``user_id`` or one
+    ``agent_id`` is refused rather than read as a wider delete."""
+    for name in request.query_params:
+        if name not in ("user_id", "agent_id"):
+            raise InvalidQuery(f"{name} cannot narrow a delete here", field=name)
+    if user_id is not None and agent_id is not None:
+        raise InvalidQuery(
+            "give user_id or agent_id, not both: a memory belongs to one of them",
+            field="agent_id",
+        )
+    owner_type, owner_id = ("user", user_id) if agent_id is None else ("agent", agent_id)
+    if owner_id is None:
         raise InvalidQuery("user_id or agent_id is required", field="user_id")
     reproject(state, owner.tenant_id, tasks)
-    for owner_type, owner_id in (("user", user_id), ("agent", agent_id)):
-        if owner_id is not None:
-            delete_owner_entries(
-                conn, owner.tenant_id, owner_type, owner_id, actor=owner.actor, now=state.clock()
-            )
+    delete_owner_entries(
+        conn, owner.tenant_id, owner_type, owner_id, actor=owner.actor, now=state.clock()
+    )
     return Message(message="Memories deleted successfully!")
 
 

@@ -331,6 +331,32 @@ def test_mem0_filters_are_applied_or_refused_never_ignored(server: Server) -> No
                 assert field in str(out.json()["fields"]), out.json()
 
 
+def test_mem0_delete_all_deletes_one_owners_memories_or_nothing(server: Server) -> None:
+    """Mem0 deletes what matches every id given; a delete read wider is refused instead."""
+    with client_for(server, "tenant-da") as client:
+        _ingest_sample(server, client)
+
+        def count(**ids: str) -> int:
+            out = client.post("/v3/memories/", json={"filters": ids})
+            assert out.status_code == 200, out.text
+            return int(out.json()["count"])
+
+        before = {"maya": count(user_id="maya"), "atlas": count(agent_id="atlas")}
+        assert min(before.values()) > 0
+        for params, field in (
+            ({"user_id": "maya", "agent_id": "atlas"}, "agent_id"),
+            ({"user_id": "maya", "run_id": "another-chat"}, "run_id"),
+            ({"user_id": "maya", "app_id": "x"}, "app_id"),
+            ({}, "user_id"),
+        ):
+            out = client.delete("/v1/memories/", params=params)
+            assert out.status_code == 422 and field in out.json()["fields"].values(), out.text
+        assert {"maya": count(user_id="maya"), "atlas": count(agent_id="atlas")} == before
+        assert client.delete("/v1/memories/", params={"user_id": "maya"}).status_code == 200
+        # the agent keeps what it learnt from others (what came of maya's requests goes)
+        assert count(user_id="maya") == 0 and count(agent_id="atlas") > 0
+
+
 def test_edits_and_deletes_reach_the_read_models(server: Server) -> None:
     with client_for(server, "tenant-p") as client:
         ids = _ingest_sample(server, client)
