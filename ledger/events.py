@@ -20,6 +20,7 @@ from ledger.scope import ID
 Role = Literal["user", "assistant", "tool_call", "tool_result", "file", "system"]
 ROLES: tuple[str, ...] = ("user", "assistant", "tool_call", "tool_result", "file", "system")
 _EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_MAX_OFFSET = timedelta(hours=16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +108,12 @@ class EventIn(BaseModel):
     @field_validator("occurred_at")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None or value.utcoffset() is None:
+        offset = value.utcoffset()
+        if offset is None:
             raise ValueError("has no timezone offset")
+        if offset.microseconds or abs(offset) >= _MAX_OFFSET:
+            # Python takes offsets up to ±23:59:59.999999; PostgreSQL whole seconds under 16 h
+            raise ValueError(f"has a UTC offset PostgreSQL cannot store: {value.isoformat()}")
         try:
             value.astimezone(UTC)
         except OverflowError as exc:  # a time at the edge of year 1 or 9999

@@ -508,6 +508,14 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     # times whose conversion to UTC would leave the years datetime can hold
     ("time_past_year_9999", _set("occurred_at", "9999-12-31T23:59:59-01:00"), "occurred_at"),
     ("time_before_year_1", _set("occurred_at", "0001-01-01T00:00:00+01:00"), "occurred_at"),
+    # offsets Python takes and PostgreSQL does not (it takes whole seconds under 16 hours)
+    ("utc_offset_of_16_hours", _set("occurred_at", "2024-05-01T09:00:00+16:00"), "occurred_at"),
+    ("utc_offset_of_23_59", _set("occurred_at", "2024-05-01T09:00:00-23:59"), "occurred_at"),
+    (
+        "utc_offset_with_a_fraction",
+        _set("occurred_at", "2024-05-01T09:00:00+05:30:15.5"),
+        "occurred_at",
+    ),
     # ids that no scope accepts: the memory built from them could not be read or deleted
     ("actor_id_with_trailing_space", _set("actor_id", "maya "), "actor_id"),
     ("channel_id_with_a_tab", _set("channel_id", "dm\t3"), "channel_id"),
@@ -584,6 +592,16 @@ def test_append_accepts_an_iso_time_string_with_an_offset_and_stores_the_instant
     (sid,) = append(conn, tenant, [e], now=NOW).opened
     (row,) = read_session(conn, tenant, sid)
     assert row["occurred_at"] == T0
+
+
+@pytest.mark.parametrize("offset", ["+15:59:59", "-15:59", "+05:30:15", "-12:00"])
+def test_append_accepts_every_utc_offset_postgresql_stores(conn: Conn, offset: str) -> None:
+    tenant = new_tenant()
+    at = datetime.fromisoformat(f"2024-05-01T09:00:00{offset}")
+    e = {**ev("a", 0), "occurred_at": at.isoformat()}
+    (sid,) = append(conn, tenant, [e], now=NOW + timedelta(days=1)).opened
+    (row,) = read_session(conn, tenant, sid)
+    assert row["occurred_at"] == at
 
 
 def test_append_rejects_content_one_byte_over_a_custom_limit_but_not_at_it(conn: Conn) -> None:
