@@ -21,6 +21,7 @@ Role = Literal["user", "assistant", "tool_call", "tool_result", "file", "system"
 ROLES: tuple[str, ...] = ("user", "assistant", "tool_call", "tool_result", "file", "system")
 _EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 _MAX_OFFSET = timedelta(hours=16)
+MAX_METADATA_DEPTH = 64  # JSON levels, the outermost object included
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +45,34 @@ def _clean_text(value: str) -> str:
 
 def _check_strings(value: Any) -> None:
     """Every string in a JSON value, keys too, as :func:`_clean_text` wants it (PostgreSQL's
-    json types refuse NUL at any depth). Iterative: nesting depth costs no stack."""
-    stack = [value]
+    json types refuse NUL at any depth), nested at most ``MAX_METADATA_DEPTH`` levels.
+    Iterative: nesting depth costs no stack."""
+    stack = [(value, 0)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         if isinstance(item, str):
             _clean_text(item)
-        elif isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
+        elif isinstance(item, Mapping | list | tuple):
+            if depth == MAX_METADATA_DEPTH:
+                raise ValueError(f"nests deeper than {MAX_METADATA_DEPTH} levels")
+            children = [*item.keys(), *item.values()] if isinstance(item, Mapping) else item
+            stack.extend((child, depth + 1) for child in children)
+
+
+def check_metadata(metadata: Mapping[str, Any], limits: Limits) -> None:
+    """Raise ValueError saying why ``metadata`` cannot be stored: a string PostgreSQL
+    refuses, nesting past ``MAX_METADATA_DEPTH``, a value JSON cannot hold (NaN, a date),
+    or more than ``limits.max_metadata_bytes`` of JSON."""
+    _check_strings(metadata)
+    _check_size(metadata, limits)
+
+
+def _check_size(metadata: Mapping[str, Any], limits: Limits) -> None:
+    size = _metadata_bytes(metadata)
+    if size is None:
+        raise ValueError("is not JSON-serializable")
+    if size > limits.max_metadata_bytes:
+        raise ValueError(f"is {size} bytes, over the {limits.max_metadata_bytes} limit")
 
 
 class EventIn(BaseModel):
@@ -163,12 +181,10 @@ def _check_bounds(index: int, event: EventIn, latest: datetime, limits: Limits) 
             message = f"content is {size} bytes, over the {limits.max_content_bytes} limit"
             raise bad("content", message)
     if event.metadata:
-        meta = _metadata_bytes(event.metadata)
-        if meta is None:
-            raise bad("metadata", "metadata is not JSON-serializable")
-        if meta > limits.max_metadata_bytes:
-            message = f"metadata is {meta} bytes, over the {limits.max_metadata_bytes} limit"
-            raise bad("metadata", message)
+        try:
+            _check_size(event.metadata, limits)  # its strings were checked as it was read
+        except ValueError as exc:
+            raise bad("metadata", f"metadata {exc}") from exc
     if event.occurred_at > latest:
         raise bad("occurred_at", f"occurred_at {event.occurred_at.isoformat()} is in the future")
     if event.occurred_at < _EARLIEST:

@@ -15,12 +15,14 @@ from psycopg.types.json import Jsonb
 
 from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.errors import MemledgerError
+from ledger.events import Limits, check_metadata
 from ledger.scope import check_id
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder, entry_text
 from observations.history import HistoryRow, write_history
 
 Q = load_queries("observations")
+_LIMITS = Limits()
 
 
 class EntryNotFound(MemledgerError):
@@ -57,11 +59,18 @@ def edit_entry(
     actor: str,
     now: datetime,
     fields: Mapping[str, Any] | None = None,
+    limits: Limits = _LIMITS,
 ) -> dict[str, Any]:
-    """Rewrite an active entry's statement (re-embedded the way the builder embeds it)."""
+    """Rewrite an active entry's statement (re-embedded the way the builder embeds it);
+    ``fields`` are merged into the entry's, each held to the rules of event metadata."""
     text = statement.strip() if isinstance(statement, str) else ""
     if not text:
         raise InvalidEdit("statement is empty", field="statement")
+    for name, value in (fields or {}).items():
+        try:
+            check_metadata({name: value}, limits)
+        except ValueError as exc:
+            raise InvalidEdit(f"{name} {exc}", field=name) from exc
     old = active(get_entry(conn, tenant_id, entry_id))
     vector = embedder.embed(
         [

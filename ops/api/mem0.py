@@ -277,6 +277,7 @@ def update_memory(
         actor=owner.actor,
         now=state.clock(),
         fields={"metadata": body.metadata} if body.metadata else None,
+        limits=state.settings.limits,
     )
     return _memory(row)
 

@@ -471,6 +471,13 @@ def _set(key: str, value: Any) -> Callable[[dict[str, Any]], Any]:
     return mutate
 
 
+def _deep(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
 MALFORMED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("missing_external_id", _drop("external_id"), "external_id"),
     ("missing_channel_id", _drop("channel_id"), "channel_id"),
@@ -505,6 +512,7 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("nul_in_metadata_value", _set("metadata", {"k": ["ok", {"v": "a\x00b"}]}), "metadata"),
     ("nul_in_metadata_key", _set("metadata", {"a\x00": 1}), "metadata"),
     ("unpaired_surrogate_in_metadata", _set("metadata", {"k": "bad \ud800"}), "metadata"),
+    ("metadata_over_64_levels", _set("metadata", {"k": _deep(64)}), "metadata"),
     # times whose conversion to UTC would leave the years datetime can hold
     ("time_past_year_9999", _set("occurred_at", "9999-12-31T23:59:59-01:00"), "occurred_at"),
     ("time_before_year_1", _set("occurred_at", "0001-01-01T00:00:00+01:00"), "occurred_at"),

@@ -357,6 +357,32 @@ def test_mem0_delete_all_deletes_one_owners_memories_or_nothing(server: Server) 
         assert count(user_id="maya") == 0 and count(agent_id="atlas") > 0
 
 
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_mem0_update_holds_metadata_to_the_rules_of_event_metadata(server: Server) -> None:
+    """What the ledger would refuse as event metadata is a 422 naming it, and the memory
+    stays readable: deep nesting stored once made every later read of it a 500."""
+    with client_for(server, "tenant-um") as client:
+        entry_id = _ingest_sample(server, client)["entry_id"]
+        memory = f"/v1/memories/{entry_id}/"
+        for metadata in (_nested(300), _nested(64), {"k": "a\x00b"}, {"k": "x" * 17_000}):
+            out = client.put(
+                memory, json={"text": "Maya is allergic to peanuts.", "metadata": metadata}
+            )
+            assert out.status_code == 422 and out.json()["fields"] == {"field": "metadata"}, (
+                out.text
+            )
+        ok = client.put(memory, json={"metadata": _nested(62)})
+        assert ok.status_code == 200, ok.text
+        assert client.get(memory).json()["metadata"]["a"] == _nested(61)
+        assert client.get(f"/v1/entries/{entry_id}").status_code == 200
+
+
 def test_edits_and_deletes_reach_the_read_models(server: Server) -> None:
     with client_for(server, "tenant-p") as client:
         ids = _ingest_sample(server, client)
