@@ -263,7 +263,12 @@ def update_memory(
     state: State,
     tasks: BackgroundTasks,
 ) -> Memory:
-    """Rewrite a memory's text and/or metadata (re-embedded, kept in its history)."""
+    """Rewrite a memory's text and/or metadata (re-embedded, kept in its history). Mem0's
+    ``timestamp`` and ``expiration_date`` are refused rather than ignored: a memory's
+    time is when it was said, and memories here decay instead of expiring on a date."""
+    for name in ("timestamp", "expiration_date"):
+        if (body.model_extra or {}).get(name) is not None:
+            raise InvalidQuery(f"{name} cannot be set here", field=name)
     current = _current(conn, owner.tenant_id, memory_id)
     if body.text is None and body.metadata is None:
         return _memory(current)

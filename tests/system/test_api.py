@@ -364,9 +364,10 @@ def _nested(depth: int) -> Any:
     return value
 
 
-def test_mem0_update_holds_metadata_to_the_rules_of_event_metadata(server: Server) -> None:
+def test_mem0_update_refuses_what_it_cannot_store_or_apply(server: Server) -> None:
     """What the ledger would refuse as event metadata is a 422 naming it, and the memory
-    stays readable: deep nesting stored once made every later read of it a 500."""
+    stays readable: deep nesting stored once made every later read of it a 500. Options
+    it cannot apply are refused, not ignored."""
     with client_for(server, "tenant-um") as client:
         entry_id = _ingest_sample(server, client)["entry_id"]
         memory = f"/v1/memories/{entry_id}/"
@@ -377,6 +378,10 @@ def test_mem0_update_holds_metadata_to_the_rules_of_event_metadata(server: Serve
             assert out.status_code == 422 and out.json()["fields"] == {"field": "metadata"}, (
                 out.text
             )
+        for option, value in (("timestamp", 1700000000), ("expiration_date", "2020-01-01")):
+            out = client.put(memory, json={option: value})  # refused, not ignored
+            assert out.status_code == 422 and out.json()["fields"] == {"field": option}
+        assert client.put(memory, json={"expiration_date": None}).status_code == 200
         ok = client.put(memory, json={"metadata": _nested(62)})
         assert ok.status_code == 200, ok.text
         assert client.get(memory).json()["metadata"]["a"] == _nested(61)
