@@ -59,7 +59,7 @@ def apply_schema(conn: psycopg.Connection[Any]) -> bool:
                 [digest],
             )
             applied = True
-    configure(conn)
+    _register_vector(conn)
     return applied
 
 
@@ -75,7 +75,16 @@ def _schema_digest(conn: psycopg.Connection[Any]) -> str | None:
 
 
 def configure(conn: psycopg.Connection[Any]) -> None:
-    """Per-connection set-up: the vector type adapter, once the schema has the type."""
+    """Per-connection set-up: times in UTC, whatever the server's ``timezone`` (initdb
+    takes the host's) or the client's ``PGTZ`` (times come back as UTC, and ``::date``
+    is the UTC day); the vector type adapter, once the schema has the type."""
+    conn.execute("SET TimeZone TO 'UTC'")
+    if not conn.autocommit:
+        conn.commit()  # a session setting, kept past this transaction
+    _register_vector(conn)
+
+
+def _register_vector(conn: psycopg.Connection[Any]) -> None:
     try:
         register_vector(conn)
     except psycopg.ProgrammingError:  # "vector type not found": schema not applied yet
@@ -84,7 +93,7 @@ def configure(conn: psycopg.Connection[Any]) -> None:
 
 
 def connect(url: str, *, autocommit: bool = False) -> Conn:
-    """One connection with dict rows and the vector adapter."""
+    """One connection with dict rows, configured (:func:`configure`)."""
     conn = psycopg.connect(url, row_factory=dict_row, autocommit=autocommit)
     configure(conn)
     return conn

@@ -4,7 +4,7 @@ append-only (but for retention), and row-level security isolates tenants."""
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -12,7 +12,7 @@ import pytest
 from psycopg import sql
 
 from ledger import InvalidScope, append, list_sessions, tenant_scope
-from ledger.db import Conn, apply_schema, connect
+from ledger.db import Conn, apply_schema, connect, make_pool
 from tests.events import message
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -369,3 +369,27 @@ def test_the_schema_is_applied_again_only_when_it_changed(conn: Conn) -> None:
     assert [name for name, _ in policies()] == [name for name, _ in before]
     assert policies() != before  # re-created
     assert apply_schema(conn) is False
+
+
+@pytest.mark.parametrize("pgtz", ["Pacific/Kiritimati", "America/Los_Angeles"])
+def test_connections_read_and_write_times_in_utc_whatever_the_client_or_server_zone(
+    shared_db_url: str, monkeypatch: pytest.MonkeyPatch, pgtz: str
+) -> None:
+    """Dates shown as UTC days, and `::date` in SQL, must not follow PGTZ or the server's
+    `timezone` setting (initdb takes the host's)."""
+    monkeypatch.setenv("PGTZ", pgtz)
+    with (
+        connect(shared_db_url) as conn,
+        make_pool(shared_db_url, min_size=1, max_size=1) as pool,
+        pool.connection() as pooled,
+    ):
+        for c in (conn, pooled):
+            row = c.execute(
+                "SELECT current_setting('TimeZone') AS tz,"
+                " '2025-09-08 23:30+00'::timestamptz AS at,"
+                " '2025-09-08 23:30+00'::timestamptz::date AS day"
+            ).fetchone()
+            assert row is not None
+            assert row["tz"] == "UTC"
+            assert row["at"].utcoffset() == timedelta(0)
+            assert row["day"] == date(2025, 9, 8)
