@@ -72,7 +72,7 @@ def build_context(
             published = list_skills(
                 conn, scope.tenant_id, agent_id=scope.agent_id, status="published"
             )
-            skills = [_skill_item(p) for p in relevant_skills(published, request.query)]
+            skills = _skill_items(conn, scope.tenant_id, relevant_skills(published, request.query))
     return pack(
         profile=profile,
         memories=[MemoryItem.of(s) for s in ranked if s.candidate.kind != SESSION_SUMMARY],
@@ -91,8 +91,13 @@ def _profile(conn: Conn, tenant_id: str, user_id: str) -> list[ProfileItem]:
     for r in sorted(rows, key=_by_confidence):
         if r["statement"] not in seen:
             seen.add(r["statement"])
+            sources = {s["id"]: s for s in r["sources"]}
             item = ProfileItem(
-                key=r["key"], value=r["value"], statement=r["statement"], valid_from=r["valid_from"]
+                key=r["key"],
+                value=r["value"],
+                statement=r["statement"],
+                valid_from=r["valid_from"],
+                provenance=Provenance.of_entries(r["source_entry_ids"], sources),
             )
             items.append(item)
     return items
@@ -114,11 +119,24 @@ def relevant_skills(skills: Sequence[SkillProposal], query: str) -> list[SkillPr
     return [s for *_, s in sorted(scored, key=lambda t: t[:3])]
 
 
-def _skill_item(skill: SkillProposal) -> SkillItem:
-    steps = tuple(_step(s) for s in skill.steps)
-    return SkillItem(
-        skill_key=skill.skill_key, goal=skill.goal, steps=steps, evidence_count=skill.evidence_count
-    )
+def _skill_items(conn: Conn, tenant_id: str, skills: list[SkillProposal]) -> list[SkillItem]:
+    """The skills as bundle items, each with the provenance of its agent experiences."""
+    if not skills:
+        return []
+    ids = sorted({i for s in skills for i in s.source_entry_ids})
+    sources = {
+        r["id"]: r for r in conn.execute(Q["entry_sources"], {"tenant_id": tenant_id, "ids": ids})
+    }
+    return [
+        SkillItem(
+            skill_key=s.skill_key,
+            goal=s.goal,
+            steps=tuple(_step(step) for step in s.steps),
+            evidence_count=s.evidence_count,
+            provenance=Provenance.of_entries(s.source_entry_ids, sources),
+        )
+        for s in skills
+    ]
 
 
 def _step(step: object) -> str:

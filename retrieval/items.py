@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from retrieval.types import Explain, Scored
 
@@ -16,6 +18,21 @@ class Provenance:
     event_ids: tuple[int, ...] = ()
     external_ids: tuple[str, ...] = ()
     session_id: int | None = None
+
+    @classmethod
+    def of_entries(
+        cls, entry_ids: Sequence[int], sources: Mapping[int, Mapping[str, Any]]
+    ) -> Provenance:
+        """The provenance of an item built from ``entry_ids`` (a profile row, a skill), the
+        first its main one: ``sources`` holds each entry's ``source_session_id``,
+        ``source_event_ids`` and ``source_external_ids`` by entry id."""
+        found = [sources[i] for i in entry_ids if i in sources]
+        return cls(
+            entry_ids=tuple(entry_ids),
+            event_ids=tuple(dict.fromkeys(x for s in found for x in s["source_event_ids"])),
+            external_ids=tuple(dict.fromkeys(x for s in found for x in s["source_external_ids"])),
+            session_id=found[0]["source_session_id"] if found else None,
+        )
 
     @classmethod
     def of(cls, s: Scored) -> Provenance:
@@ -34,7 +51,7 @@ class ProfileItem:
     value: str
     statement: str
     valid_from: datetime
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,7 +106,7 @@ class SkillItem:
     goal: str
     steps: tuple[str, ...]
     evidence_count: int
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

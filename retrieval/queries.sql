@@ -55,9 +55,22 @@ SELECT id, canonical_statement
 SELECT {columns} FROM memory_entries WHERE {scope} AND id = ANY(%(ids)s);
 
 -- name: profile_items
--- The user's profile as the context bundle shows it (the read model, materializers/).
-SELECT key, value, statement, confidence, valid_from FROM user_profile
- WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s;
+-- The user's profile as the context bundle shows it (the read model, materializers/),
+-- each row with the provenance of its source entries (see entry_sources).
+SELECT p.key, p.value, p.statement, p.confidence, p.valid_from, p.source_entry_ids,
+       (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                   'id', e.id, 'source_session_id', e.source_session_id,
+                   'source_event_ids', e.source_event_ids,
+                   'source_external_ids', e.source_external_ids)), '[]')
+          FROM memory_entries e
+         WHERE e.tenant_id = p.tenant_id AND e.id = ANY(p.source_entry_ids)) AS sources
+  FROM user_profile p
+ WHERE p.tenant_id = %(tenant_id)s AND p.user_id = %(user_id)s;
+
+-- name: entry_sources
+-- Where entries came from: their session, ledger events and external ids.
+SELECT id, source_session_id, source_event_ids, source_external_ids FROM memory_entries
+ WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s);
 
 -- name: record_access
 UPDATE memory_entries e

@@ -19,6 +19,7 @@ from ledger.db import Conn, connect, tenant_scope
 from ledger.errors import MemledgerError
 from ledger.store import AppendResult
 from materializers import get_profile, project
+from materializers.api import list_skills, review_skill
 from observations.builder import BuildConfig, build_session, sessions_to_build
 from observations.embed import HashEmbedder, Vectors
 from observations.extract.heuristic import HeuristicExtractor
@@ -409,3 +410,42 @@ def test_the_bundle_shows_the_profile_read_model_and_the_ranking_of_search(conn:
     assert [m.provenance.entry_ids[0] for m in bundle.summaries] == [
         s.candidate.entry_id for s in summaries
     ]
+
+
+def _sources(conn: Conn, entry_ids: Sequence[int]) -> tuple[list[int], list[str]]:
+    """The ledger events and external ids of entries, in order, each once."""
+    rows = {
+        r["id"]: r
+        for r in conn.execute(
+            "SELECT id, source_event_ids, source_external_ids FROM memory_entries"
+            " WHERE id = ANY(%s)",
+            [list(entry_ids)],
+        )
+    }
+    events = [e for i in entry_ids for e in rows[i]["source_event_ids"]]
+    external = [x for i in entry_ids for x in rows[i]["source_external_ids"]]
+    return list(dict.fromkeys(events)), list(dict.fromkeys(external))
+
+
+def test_profile_and_skill_items_carry_the_provenance_of_their_entries(conn: Conn) -> None:
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    build_sample(conn, tenant)
+    project(conn, tenant, now=NOW)
+    skill = list_skills(conn, tenant, agent_id="atlas")[0]
+    review_skill(conn, tenant, skill.id, "publish", "ops", None, now=NOW)
+    request = ContextRequest(
+        scope=Scope(tenant, "maya", "atlas"), query=f"{skill.goal}?", budget_tokens=100_000
+    )
+    bundle = build_context(conn, request, embedder=HashEmbedder(), counter=approx_count, now=NOW)
+    rows = {r.key: r for r in get_profile(conn, tenant, "maya")}
+    assert bundle.profile and bundle.skills
+    for item in bundle.profile:
+        p = item.provenance
+        assert p.entry_ids == rows[item.key].source_entry_ids
+        assert (list(p.event_ids), list(p.external_ids)) == _sources(conn, p.entry_ids)
+        assert p.event_ids and p.session_id is not None
+    [shown] = [s for s in bundle.skills if s.skill_key == skill.skill_key]
+    p = shown.provenance
+    assert p.entry_ids == skill.source_entry_ids
+    assert (list(p.event_ids), list(p.external_ids)) == _sources(conn, p.entry_ids)
+    assert p.event_ids and p.session_id is not None

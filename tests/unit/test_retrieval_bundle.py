@@ -50,7 +50,14 @@ def memory(statement: str, at: datetime = T0, kind: str = "preference") -> Memor
 sections = st.fixed_dictionaries(
     {
         "profile": st.lists(
-            st.builds(ProfileItem, key=st.just("k"), value=prose, statement=prose, valid_from=when),
+            st.builds(
+                ProfileItem,
+                key=st.just("k"),
+                value=prose,
+                statement=prose,
+                valid_from=when,
+                provenance=st.just(Provenance(entry_ids=(2,), event_ids=(12, 13))),
+            ),
             max_size=5,
         ),
         "memories": st.lists(st.builds(memory, prose, when), max_size=12),
@@ -74,6 +81,7 @@ sections = st.fixed_dictionaries(
                 goal=prose,
                 steps=st.lists(prose, max_size=4).map(tuple),
                 evidence_count=st.integers(1, 9),
+                provenance=st.just(Provenance(entry_ids=(3,), event_ids=(14,))),
             ),
             max_size=3,
         ),
@@ -219,7 +227,15 @@ def test_shares_must_be_valid() -> None:
 
 def test_render_shows_dates_kinds_windows_and_speakers() -> None:
     bundle = pack(
-        profile=[ProfileItem(key="k", value="v", statement="Maya is a nurse.", valid_from=T0)],
+        profile=[
+            ProfileItem(
+                key="k",
+                value="v",
+                statement="Maya is a nurse.",
+                valid_from=T0,
+                provenance=Provenance(),
+            )
+        ],
         memories=[memory("Maya prefers oat milk.")],
         summaries=[
             SummaryItem(
@@ -233,7 +249,13 @@ def test_render_shows_dates_kinds_windows_and_speakers() -> None:
             )
         ],
         skills=[
-            SkillItem(skill_key="s", goal="Book a table", steps=("Call", "Pay"), evidence_count=2)
+            SkillItem(
+                skill_key="s",
+                goal="Book a table",
+                steps=("Call", "Pay"),
+                evidence_count=2,
+                provenance=Provenance(),
+            )
         ],
         recent=[RecentMessage(speaker="Maya", occurred_at=T0, content="Hi Leo!")],
         budget_tokens=1000,
