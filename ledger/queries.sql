@@ -39,7 +39,8 @@ UPDATE memory_sessions s
 -- New sessions take their ids here. Each event is [session id, seq, session start, event];
 -- an event of a new session (id null) names it by channel and start (unique among a
 -- batch's new sessions) and takes its id from `created`. Events are stored in the order
--- given. Returns the new sessions.
+-- given. Returns the new sessions (external_id null), then the new events (started_at
+-- null).
 WITH created AS (
     INSERT INTO memory_sessions
            (tenant_id, channel_id, status, started_at, last_event_at, ended_at,
@@ -67,8 +68,11 @@ stored AS (
       LEFT JOIN created c
         ON x.e ->> 0 IS NULL AND c.channel_id = v.channel_id
        AND c.started_at = (x.e ->> 2)::timestamptz
-     ORDER BY x.n)
-SELECT id, channel_id, started_at FROM created;
+     ORDER BY x.n
+    RETURNING id, channel_id, external_id)
+SELECT id, channel_id, started_at, NULL AS external_id FROM created
+UNION ALL
+SELECT id, channel_id, NULL, external_id FROM stored;
 
 -- name: close_sessions
 -- Those of the sessions still open, closed explicitly now.

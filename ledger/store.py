@@ -34,6 +34,7 @@ class EventOutcome:
     index: int
     status: Literal["accepted", "duplicate"]
     session_id: int | None  # None for a duplicate
+    event_id: int | None  # the stored event's id; None for a duplicate
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +74,14 @@ def append(
         fresh, dup = _split_duplicates(parsed, stored)
         plan = _plan(parsed, fresh, {r["channel_id"]: r for r in open_rows}, gap)
         created = _write(conn, tenant_id, parsed, encoded, plan, now)
-    new_ids = {(r["channel_id"], r["started_at"]): r["id"] for r in created.fetchall()}
-    return plan.result(len(parsed), dup, new_ids)
+    new_ids, stored_ids = {}, {}
+    for r in created.fetchall():
+        if r["external_id"] is None:
+            new_ids[(r["channel_id"], r["started_at"])] = r["id"]
+        else:
+            stored_ids[(r["channel_id"], r["external_id"])] = r["id"]
+    event_ids = [stored_ids.get((e.channel_id, e.external_id)) for e in parsed]
+    return plan.result(dup, new_ids, event_ids)
 
 
 def _read_state(
@@ -132,7 +139,10 @@ class _Plan:
     placed: list[_Placed]
 
     def result(
-        self, n: int, dup: set[int], new_ids: Mapping[tuple[str, datetime], int]
+        self,
+        dup: set[int],
+        new_ids: Mapping[tuple[str, datetime], int],
+        event_ids: Sequence[int | None],
     ) -> AppendResult:
         opened: list[int] = []
         closed: list[int] = []
@@ -145,10 +155,10 @@ class _Plan:
                 closed.append(sid)
             session_of.update(dict.fromkeys(p.members, sid))
         outcomes = tuple(
-            EventOutcome(i, "duplicate", None)
+            EventOutcome(i, "duplicate", None, None)
             if i in dup
-            else EventOutcome(i, "accepted", session_of[i])
-            for i in range(n)
+            else EventOutcome(i, "accepted", session_of[i], event_ids[i])
+            for i in range(len(event_ids))
         )
         return AppendResult(outcomes, tuple(opened), tuple(closed))
 

@@ -82,9 +82,9 @@ def ingest_lines(
 
 
 def accepted_events(events: list[EventIn], result: AppendResult) -> list[dict[str, Any]]:
-    """The events an append stored, with the session each went to."""
+    """The events an append stored, each with its id and the session it went to."""
     return [
-        {**events[o.index].model_dump(), "session_id": o.session_id}
+        {**events[o.index].model_dump(), "id": o.event_id, "session_id": o.session_id}
         for o in result.outcomes
         if o.status == "accepted"
     ]

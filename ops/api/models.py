@@ -31,6 +31,7 @@ class EventResult(BaseModel):
     index: int
     status: Literal["accepted", "duplicate", "rejected"]
     session_id: int | None = None
+    event_id: int | None = None  # the stored event's id (accepted)
     field: str | None = None
     reason: str | None = None
 

@@ -131,7 +131,10 @@ def _validate_and_append(
         for outcome in result.outcomes:
             index = positions[outcome.index]
             results[index] = EventResult(
-                index=index, status=outcome.status, session_id=outcome.session_id
+                index=index,
+                status=outcome.status,
+                session_id=outcome.session_id,
+                event_id=outcome.event_id,
             )
     return results, valid, result
 

@@ -85,12 +85,14 @@ def test_appending_the_same_batch_twice_leaves_the_same_rows(conn: Conn) -> None
     assert first.accepted == len(batch)
     before = table_rows(conn, tenant)
     assert len(before[1]) == len(batch)
+    stored_ids = {r["external_id"]: r["id"] for r in before[1]}
+    assert [o.event_id for o in first.outcomes] == [stored_ids[e["external_id"]] for e in batch]
 
     second = append(conn, tenant, batch, now=NOW + timedelta(hours=1))
 
     assert second.duplicates == len(batch)
     assert second.accepted == 0
-    assert all(o.session_id is None for o in second.outcomes)
+    assert all(o.session_id is None and o.event_id is None for o in second.outcomes)
     assert second.opened == ()
     assert second.closed == ()
     assert table_rows(conn, tenant) == before

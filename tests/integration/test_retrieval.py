@@ -17,6 +17,7 @@ from psycopg import sql
 from ledger import append
 from ledger.db import Conn, connect, tenant_scope
 from ledger.errors import MemledgerError
+from ledger.events import Limits, parse_events
 from ledger.store import AppendResult
 from materializers import get_profile, project
 from materializers.api import list_skills, review_skill
@@ -24,6 +25,7 @@ from observations.builder import BuildConfig, build_session, sessions_to_build
 from observations.embed import HashEmbedder, Vectors
 from observations.extract.heuristic import HeuristicExtractor
 from ops.bench.synthetic import Pool, copy_entries, entry_rows
+from ops.ingest import accepted_events
 from ops.services import drop_database, recreate_database
 from retrieval.access import AccessLog
 from retrieval.bundle import render_text
@@ -307,6 +309,22 @@ def test_recent_messages_are_only_for_someone_who_took_part_in_the_session(
     for source in (window, None):  # from Redis, and from the ledger
         assert recent_messages(conn, source, tenant, "dm-maya", limit=3, participant="maya")
         assert recent_messages(conn, source, tenant, "dm-maya", limit=3, participant="leo") == []
+
+
+def test_recent_messages_are_the_same_from_the_window_and_from_the_ledger(
+    conn: Conn, redis_url: str
+) -> None:
+    """Event ids included: the window is a cache of what the ledger holds."""
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    events = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
+    result = append(conn, tenant, events, now=NOW)
+    window = RecentWindow.from_url(redis_url, size=3)
+    parsed = parse_events(events, now=NOW, limits=Limits())
+    assert window.record(tenant, accepted_events(parsed, result))
+    from_redis = recent_messages(conn, window, tenant, "dm-maya", limit=3)
+    assert window.cached(tenant, "dm-maya")  # it came from Redis
+    assert from_redis == recent_messages(conn, None, tenant, "dm-maya", limit=3)
+    assert all(m.event_id is not None for m in from_redis)
 
 
 def open_dm(conn: Conn, n: int) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
