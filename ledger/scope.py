@@ -8,6 +8,7 @@ from ledger.errors import InvalidScope
 
 # 1-128 characters, no control characters, no surrounding whitespace (also published as
 # the JSON-schema pattern of ids in the HTTP API).
+MAX_ID_LENGTH = 128
 ID_PATTERN = r"^[^\x00-\x1f\x7f\s](?:[^\x00-\x1f\x7f]{0,126}[^\x00-\x1f\x7f\s])?$"
 ID = re.compile(ID_PATTERN)
 

@@ -32,7 +32,7 @@ from observations.edits import (
 )
 from ops.api.app import Owner, State, TenantConn
 from ops.api.models import Text, UserId
-from ops.api.routes import ERRORS, chat_messages, remember, reproject
+from ops.api.routes import ERRORS, chat_messages, default_channel, remember, reproject
 from retrieval.search import InvalidQuery, Scope, search
 
 router = APIRouter(tags=["mem0"], responses=ERRORS)
@@ -191,7 +191,7 @@ def add(
     user = ids.get("user_id")
     if user is None:  # memory is learnt from a user's turns; agent_id names the assistant
         raise InvalidQuery("a user_id is required (in filters or at the top)", field="user_id")
-    channel = ids.get("run_id") or f"mem0-{user}"
+    channel = ids.get("run_id") or default_channel("mem0", user)
     remember(
         chat_messages(body.messages), channel, user, ids.get("agent_id") or "assistant",
         body.metadata or {}, owner, conn, state, tasks,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from consolidation.runs import point_window, run_job
 from ledger.db import Conn
 from ledger.errors import InvalidEvent
 from ledger.events import EventIn, parse_events
-from ledger.scope import ID_PATTERN
+from ledger.scope import ID_PATTERN, MAX_ID_LENGTH
 from ledger.store import AppendResult, append, close_session, open_session
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
 from observations.edits import (
@@ -308,9 +309,20 @@ def post_memories(
     """Remember messages of a user: appended to the ledger as a session of their own, which
     is closed and built like any other (asynchronously). A message that cannot be stored
     fails the whole request: nothing is written."""
-    channel = body.channel_id or f"memories-{body.user_id}"
+    channel = body.channel_id or default_channel("memories", body.user_id)
     messages = chat_messages(body.messages)
     return remember(messages, channel, body.user_id, "assistant", {}, owner, conn, state, tasks)
+
+
+def default_channel(prefix: str, user_id: str) -> str:
+    """The channel a user's remembered messages go to when none is named:
+    ``<prefix>-<user id>``; for a user id too long for a channel id, its first characters
+    and a hash of the whole (distinct users keep distinct channels)."""
+    channel = f"{prefix}-{user_id}"
+    if len(channel) <= MAX_ID_LENGTH:
+        return channel
+    digest = hashlib.sha256(user_id.encode()).hexdigest()[:16]
+    return f"{prefix}-{user_id[: MAX_ID_LENGTH - len(prefix) - 18]}-{digest}"
 
 
 ROLES = ("user", "assistant", "system")  # the chat roles, stored as the same event roles

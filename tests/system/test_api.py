@@ -465,6 +465,27 @@ def test_remembered_messages_form_a_session_of_their_own_or_nothing_is_written(
         ]
 
 
+def test_memories_of_the_longest_user_ids_go_to_channels_of_their_own(server: Server) -> None:
+    """A user id may take 128 characters; the default channel (prefix + id) must still be
+    one the ledger takes, and two such users must not share it."""
+    users = ["u" * 127 + "1", "u" * 127 + "2"]
+    with client_for(server, "tenant-long") as client:
+        for user in users:
+            message = {"role": "user", "content": f"I love sailing, says {user[-1]}."}
+            out = client.post("/v1/memories", json={"user_id": user, "messages": [message]})
+            assert out.status_code == 200, out.text
+            out = client.post(
+                "/v3/memories/add/", json={"messages": [message], "filters": {"user_id": user}}
+            )
+            assert out.status_code == 200, out.text
+        with connect(server.db_url) as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT channel_id FROM memory_session_events"
+                " WHERE tenant_id = 'tenant-long'"
+            ).fetchall()
+        assert len({r["channel_id"] for r in rows}) == 4
+
+
 def test_maintenance_runs_a_job_once_per_window_for_the_keys_tenant(server: Server) -> None:
     with client_for(server, "tenant-o") as client:
         first = client.post("/v1/maintenance/supersede")
