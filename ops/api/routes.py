@@ -19,7 +19,7 @@ from ledger.db import Conn
 from ledger.errors import InvalidEvent
 from ledger.events import EventIn, parse_events
 from ledger.scope import ID_PATTERN, MAX_ID_LENGTH
-from ledger.store import AppendResult, append, close_session, open_session
+from ledger.store import AppendResult, append, close_session
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
 from observations.edits import (
     InvalidEdit,
@@ -83,7 +83,7 @@ def post_events(body: EventsIn, owner: Owner, state: State, tasks: BackgroundTas
     # The append is its own tenant-scoped transaction: it commits (and lets go of the
     # ledger lock) in the round trip of its writes, before the response is made.
     with state.connection() as conn:
-        return _json(_ingest(conn, body.events, owner, state, tasks))
+        return _json(_ingest(conn, body.events, owner, state, tasks)[0])
 
 
 def _ingest(
@@ -92,20 +92,22 @@ def _ingest(
     owner: KeyOwner,
     state: ApiState,
     tasks: BackgroundTasks,
-) -> EventsOut:
-    """Validate each event, append the valid ones, and queue what follows the commit."""
+) -> tuple[EventsOut, AppendResult | None]:
+    """Validate each event, append the valid ones, and queue what follows the commit; the
+    response, and the append's result (None when no event was valid)."""
     with state.appending:
         results, valid, result = _validate_and_append(conn, events, owner.tenant_id, state)
     ordered = [results[i] for i in range(len(events))]
     counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
     tasks.add_task(_after_commit, state, owner.tenant_id, valid, result, counts)
-    return EventsOut(
+    out = EventsOut(
         results=ordered,
         accepted=counts["accepted"],
         duplicates=counts["duplicate"],
         rejected=counts["rejected"],
         sessions_closed=list(result.closed) if result else [],
     )
+    return out, result
 
 
 def _validate_and_append(
@@ -365,11 +367,6 @@ def remember(
     """Append messages (user turns by ``speaker``) as a session of their own and close it.
     The channel must have no open session: the messages would join a live chat and close
     it. A message the ledger refuses fails the request (its transaction rolls back)."""
-    if open_session(conn, owner.tenant_id, channel) is not None:
-        raise InvalidEdit(
-            "the channel has an open session (a live chat): remember into a channel of its own",
-            field="channel_id",
-        )
     now = state.clock()
     events = [
         {
@@ -383,11 +380,18 @@ def remember(
         }
         for m in messages
     ]
-    out = _ingest(conn, events, owner, state, tasks)
+    out, result = _ingest(conn, events, owner, state, tasks)
     for r in out.results:
         if r.status == "rejected":
             raise InvalidEdit(r.reason or "message refused", field=f"messages.{r.index}.{r.field}")
     opened = sorted({r.session_id for r in out.results if r.session_id is not None})
+    # Whether the append joined or closed a session it did not open was decided under the
+    # ledger lock it holds until this request commits: no chat event slips in between.
+    if result is None or not {*opened, *result.closed} <= set(result.opened):
+        raise InvalidEdit(
+            "the channel has an open session (a live chat): remember into a channel of its own",
+            field="channel_id",
+        )
     for session_id in opened:
         post_close(session_id, owner, conn, state, tasks)
     return out.model_copy(update={"sessions_closed": sorted({*out.sessions_closed, *opened})})
