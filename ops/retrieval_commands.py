@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import get_args
 
 import click
 
+from ops.api.models import Kind
 from ops.cli import Context, cli, pass_ctx, table
 from ops.components import make_embedder_from, make_search_settings
 from ops.runtime import Runtime, open_runtime, wall_clock
@@ -30,7 +32,10 @@ def scope_options(f: click.decorators.FC) -> click.decorators.FC:
 @cli.command("search")
 @click.argument("query")
 @scope_options
-@click.option("--kind", "kinds", multiple=True, help="Only entries of this kind (repeatable).")
+@click.option(
+    "--kind", "kinds", multiple=True, type=click.Choice(get_args(Kind)),
+    help="Only entries of this kind (repeatable).",
+)  # fmt: skip
 @click.option("--since", type=click.DateTime(), help="Only facts valid from this date on.")
 @click.option("--until", type=click.DateTime(), help="Only facts valid from before this date.")
 @click.option("--history", is_flag=True, help="Include superseded, merged and archived entries.")

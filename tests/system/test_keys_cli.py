@@ -99,3 +99,9 @@ def test_a_review_takes_exactly_one_decision() -> None:
     for flags in (["--publish", "--reject"], []):
         out = runner.invoke(cli, ["skills", "review", "1", *flags, "--reviewer", "lead"])
         assert out.exit_code == 2 and "--publish or --reject" in out.output, out.output
+
+
+def test_search_refuses_a_kind_that_does_not_exist() -> None:
+    """Before any service starts: an unknown kind would match nothing, silently."""
+    out = CliRunner().invoke(cli, ["search", "x", "--kind", "Preference"])
+    assert out.exit_code == 2 and "'Preference' is not one of" in out.output, out.output
