@@ -1,7 +1,13 @@
 """The session ledger and the shared kernel (connections, SQL files, scope, errors)."""
 
 from ledger.db import apply_schema, connect, make_pool, tenant_scope
-from ledger.errors import InvalidEvent, InvalidScope, MemledgerError, SessionNotFound
+from ledger.errors import (
+    InvalidArgument,
+    InvalidEvent,
+    InvalidScope,
+    MemledgerError,
+    SessionNotFound,
+)
 from ledger.events import EventIn, Limits
 from ledger.store import (
     AppendResult,
@@ -20,6 +26,7 @@ __all__ = [
     "AppendResult",
     "EventIn",
     "EventOutcome",
+    "InvalidArgument",
     "InvalidEvent",
     "InvalidScope",
     "Limits",

@@ -37,5 +37,9 @@ class InvalidScope(MemledgerError):
     """A tenant/user/agent scope is malformed: ids must be non-empty printable strings."""
 
 
+class InvalidArgument(MemledgerError):
+    """A library call was given an argument it cannot use: the message names it."""
+
+
 class ServiceError(MemledgerError):
     """An embedded service (PostgreSQL or Redis) could not be started or reached."""

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import psycopg
 
 from ledger.db import LEDGER_LOCK, Conn, tenant_scope
-from ledger.errors import SessionNotFound
+from ledger.errors import InvalidArgument, SessionNotFound
 from ledger.events import EventIn, Limits, parse_events
 from ledger.jsontext import dumps
 from ledger.sessionize import OpenSession, Run, place
@@ -67,7 +67,7 @@ def append(
     ledger lock is held from the read round trip to the end of the transaction: when this
     call owns the transaction, its writes and the commit go in one more round trip.
     """
-    parsed = parse_events(events, now=now, limits=limits)
+    parsed = parse_events(events, now=_aware(now), limits=limits)
     encoded = [_event_json(e) for e in parsed]  # before the lock: little is left under it
     with conn.pipeline(), tenant_scope(conn, tenant_id):
         stored, open_rows = _read_state(conn, tenant_id, parsed)
@@ -269,7 +269,7 @@ def _session_row(placed: _Placed, events: list[EventIn], now: datetime) -> dict[
 def close_session(conn: Conn, tenant_id: str, session_id: int, *, now: datetime) -> bool:
     """Close an open session explicitly; False if it was already closed."""
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "id": session_id}
+        params = {"tenant_id": tenant_id, "id": _session_id(session_id)}
         if conn.execute(Q["get_session"], params).fetchone() is None:
             raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
         return bool(_close(conn, tenant_id, [session_id], now))
@@ -285,7 +285,8 @@ def close_sessions(
 
 
 def _close(conn: Conn, tenant_id: str, session_ids: Sequence[int], now: datetime) -> list[int]:
-    params = {"tenant_id": tenant_id, "ids": list(session_ids), "now": now}
+    ids = [i for i in session_ids if isinstance(i, int) and 0 < i < 2**63]  # others: none
+    params = {"tenant_id": tenant_id, "ids": ids, "now": _aware(now)}
     return sorted(r["id"] for r in conn.execute(Q["close_sessions"], params))
 
 
@@ -305,7 +306,7 @@ def sweep_idle(
     no event within ``gap`` of ``now`` by the events' own times, and no append within it
     by the server's clock. A transcript replayed from the past in several requests so
     stays open between them."""
-    params = {"now": now, "cutoff": now - gap, "tenant_id": tenant_id}
+    params = {"now": _aware(now), "cutoff": now - gap, "tenant_id": tenant_id}
     if tenant_id is None:
         with conn.transaction():
             rows = conn.execute(Q["sweep_idle"], params).fetchall()
@@ -317,7 +318,8 @@ def sweep_idle(
 
 def get_session(conn: Conn, tenant_id: str, session_id: int) -> dict[str, Any]:
     with tenant_scope(conn, tenant_id):
-        row = conn.execute(Q["get_session"], {"tenant_id": tenant_id, "id": session_id}).fetchone()
+        params = {"tenant_id": tenant_id, "id": _session_id(session_id)}
+        row = conn.execute(Q["get_session"], params).fetchone()
     if row is None:
         raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
     return row
@@ -327,7 +329,7 @@ def list_sessions(
     conn: Conn, tenant_id: str, *, channel_id: str | None = None, limit: int = 1000
 ) -> list[dict[str, Any]]:
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "channel_id": channel_id, "limit": limit}
+        params = {"tenant_id": tenant_id, "channel_id": channel_id, "limit": _limit(limit)}
         return conn.execute(Q["list_sessions"], params).fetchall()
 
 
@@ -343,7 +345,9 @@ def events_after(
     conn: Conn, after: int, limit: int = 1000, *, tenant_id: str | None = None
 ) -> list[dict[str, Any]]:
     """Events with id > ``after`` in id (= commit) order; one tenant's when named."""
-    params = {"after": after, "limit": limit}
+    if not isinstance(after, int):
+        raise InvalidArgument("after must be an event id (an integer)", after=after)
+    params = {"after": after, "limit": _limit(limit)}
     if tenant_id is None:
         return conn.execute(Q["events_after"], params).fetchall()
     with tenant_scope(conn, tenant_id):
@@ -355,7 +359,7 @@ def open_session_tail(
 ) -> list[dict[str, Any]]:
     """The channel's open session's newest ``limit`` events, oldest first ([] if none open)."""
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "channel_id": channel_id, "limit": limit}
+        params = {"tenant_id": tenant_id, "channel_id": channel_id, "limit": _limit(limit)}
         return conn.execute(Q["open_session_tail"], params).fetchall()[::-1]
 
 
@@ -367,3 +371,23 @@ def open_session(
     with tenant_scope(conn, tenant_id):
         params = {"tenant_id": tenant_id, "channel_id": channel_id, "participant": participant}
         return conn.execute(Q["open_session"], params).fetchone()
+
+
+def _aware(now: datetime) -> datetime:
+    """``now`` if it has a UTC offset: a naive time would be read in the database
+    session's zone, or fail to compare with the events' times."""
+    if not isinstance(now, datetime) or now.utcoffset() is None:
+        raise InvalidArgument("now must be a datetime with a UTC offset", now=now)
+    return now
+
+
+def _session_id(session_id: int) -> int:
+    if not isinstance(session_id, int):
+        raise InvalidArgument("session_id must be an integer", session_id=session_id)
+    return session_id
+
+
+def _limit(limit: int) -> int:
+    if not isinstance(limit, int) or limit < 0:
+        raise InvalidArgument("limit must be an integer of 0 or more", limit=limit)
+    return limit

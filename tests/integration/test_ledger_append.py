@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger import (
+    InvalidArgument,
     InvalidEvent,
     Limits,
     SessionNotFound,
@@ -30,7 +31,7 @@ from ledger import (
     sweep_idle,
 )
 from ledger.db import Conn
-from ledger.store import DEFAULT_GAP
+from ledger.store import DEFAULT_GAP, open_session_tail
 from ops.ingest import ingest_lines
 from tests.events import message
 
@@ -659,3 +660,39 @@ def test_a_jsonl_file_reports_each_bad_line_and_writes_only_clean_batches(conn: 
     assert "occurred_at" in report.bad[3].reason and "actor_id" in report.bad[4].reason
     assert report.accepted == 2
     assert [e["external_id"] for e in table_rows(conn, tenant)[1]] == ["a", "b"]
+
+
+NAIVE = datetime(2025, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda c, t: append(c, t, [ev("a", 0)], now=NAIVE), "now"),
+        (lambda c, t: sweep_idle(c, now=NAIVE, tenant_id=t), "now"),
+        (lambda c, t: close_sessions(c, t, [1], now=NAIVE), "now"),
+        (lambda c, t: close_session(c, t, "abc", now=NOW), "session_id"),  # type: ignore[arg-type]
+        (lambda c, t: get_session(c, t, "1"), "session_id"),  # type: ignore[arg-type]
+        (lambda c, t: list_sessions(c, t, limit=-1), "limit"),
+        (lambda c, t: open_session_tail(c, t, "dm", limit=-5), "limit"),
+        (lambda c, t: events_after(c, "x", tenant_id=t), "after"),  # type: ignore[arg-type]
+    ],
+    ids=["append", "sweep", "close_sessions", "close_session", "get_session", "list_sessions",
+         "open_session_tail", "events_after"],
+)  # fmt: skip
+def test_a_library_call_given_an_unusable_argument_names_it_and_writes_nothing(
+    conn: Conn, call: Callable[[Conn, str], object], argument: str
+) -> None:
+    tenant = new_tenant()
+    with pytest.raises(InvalidArgument) as raised:
+        call(conn, tenant)
+    assert argument in raised.value.fields
+    assert table_rows(conn, tenant) == ([], [])
+
+
+def test_close_sessions_leaves_ids_no_session_can_have_alone(conn: Conn) -> None:
+    tenant = new_tenant()
+    result = append(conn, tenant, [ev("a", 0)], now=NOW)
+    assert close_sessions(conn, tenant, [2**70, -1, 0, *result.opened], now=NOW) == list(
+        result.opened
+    )
