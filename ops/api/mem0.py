@@ -329,7 +329,7 @@ def delete_all(
     return Message(message="Memories deleted successfully!")
 
 
-@router.delete("/v2/entities/{entity_type}/{entity_id}/")
+@router.delete("/v2/entities/{entity_type}/{entity_id:path}/")
 def delete_entity(
     entity_type: Annotated[str, Path(pattern="^(user|agent)$")],
     entity_id: Annotated[str, Path(pattern=ID_PATTERN, max_length=128)],

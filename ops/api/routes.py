@@ -244,7 +244,7 @@ def _json(body: BaseModel) -> Response:
     return Response(body.model_dump_json(), media_type="application/json")
 
 
-@router.get("/users/{user_id}/profile", tags=["read"])
+@router.get("/users/{user_id:path}/profile", tags=["read"])
 def get_user_profile(user_id: PathId, owner: Owner, conn: TenantConn) -> list[ProfileRowOut]:
     """The user's profile: one row per key, the latest valid fact current, conflicts kept."""
     return [
@@ -261,7 +261,7 @@ def get_user_profile(user_id: PathId, owner: Owner, conn: TenantConn) -> list[Pr
     ]
 
 
-@router.get("/agents/{agent_id}/skills", tags=["read"])
+@router.get("/agents/{agent_id:path}/skills", tags=["read"])
 def get_agent_skills(
     agent_id: PathId,
     owner: Owner,
@@ -430,7 +430,7 @@ def delete_one_entry(
     return DeletedOut(deleted=1)
 
 
-@router.delete("/users/{user_id}/entries", tags=["memories"])
+@router.delete("/users/{user_id:path}/entries", tags=["memories"])
 def delete_user_entries(
     user_id: PathId, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
 ) -> DeletedOut:

@@ -465,6 +465,34 @@ def test_remembered_messages_form_a_session_of_their_own_or_nothing_is_written(
         ]
 
 
+def test_ids_with_a_slash_reach_every_route_that_names_them_in_its_path(server: Server) -> None:
+    """An id may hold "/" (sent as %2F): the routes naming a user or agent in the path,
+    erasure among them, reach it, and the published paths stay as they were."""
+    user = "acme/maya"
+    with client_for(server, "tenant-slash") as client:
+        message = {"role": "user", "content": "I am allergic to peanuts."}
+        assert client.post("/v1/memories", json={"user_id": user, "messages": [message]})
+        server.build_queued()
+
+        def memories() -> int:
+            found = client.post("/v3/memories/", json={"filters": {"user_id": user}})
+            return int(found.json()["count"])
+
+        assert memories() > 0
+        assert client.get("/v1/users/acme%2Fmaya/profile").status_code == 200
+        assert client.get("/v1/agents/ops%2Fatlas/skills").json() == []
+        assert client.delete("/v1/users/acme%2Fmaya/entries").status_code == 200
+        assert memories() == 0
+        assert client.post("/v1/memories", json={"user_id": user, "messages": [message]})
+        server.build_queued()
+        assert memories() > 0
+        assert client.delete("/v2/entities/user/acme%2Fmaya/").status_code == 200
+        assert memories() == 0
+        paths = client.get("/openapi.json").json()["paths"]
+        assert "/v1/users/{user_id}/profile" in paths
+        assert "/v2/entities/{entity_type}/{entity_id}/" in paths
+
+
 def test_memories_of_the_longest_user_ids_go_to_channels_of_their_own(server: Server) -> None:
     """A user id may take 128 characters; the default channel (prefix + id) must still be
     one the ledger takes, and two such users must not share it."""
