@@ -33,6 +33,8 @@ from observations.history import HistoryRow, write_history
 
 Q = load_queries("observations")
 ACTOR = "builder"
+# An event metadata key: an object given to the memories built from such events alone.
+MEMORY_METADATA = "memory_metadata"
 
 
 class SessionNotClosed(MemledgerError):
@@ -183,21 +185,25 @@ def _stamped(items: Sequence[Extracted], session: SessionInput) -> list[Extracte
     deleting a user's memory takes what was built from their words too, whoever owns it)
     and its session (``origin_session_id``: what a skill's evidence counts, still there
     once retention has deleted the session and cleared ``source_session_id``), and its
-    owner's display name (``owner_name``: an edit embeds the entry the same way)."""
+    owner's display name (``owner_name``: an edit embeds the entry the same way). An item
+    whose source events all carry the same ``memory_metadata`` object gets it as its
+    ``metadata`` (what a Mem0 ``add`` attaches to the memories it makes)."""
     authors = {e.id: e.actor_id for e in session.events}
     names = {e.actor_id: e.speaker for e in session.events}
-    return [
-        replace(
-            i,
-            fields={
-                **i.fields,
-                "source_actor_ids": sorted({authors[e] for e in i.source_event_ids}),
-                "origin_session_id": session.session_id,
-                "owner_name": names.get(i.owner_id, i.owner_id),
-            },
-        )
-        for i in items
-    ]
+    attached = {e.id: e.metadata.get(MEMORY_METADATA) for e in session.events}
+    stamped = []
+    for i in items:
+        fields = {
+            **i.fields,
+            "source_actor_ids": sorted({authors[e] for e in i.source_event_ids}),
+            "origin_session_id": session.session_id,
+            "owner_name": names.get(i.owner_id, i.owner_id),
+        }
+        shared = [attached[e] for e in i.source_event_ids]
+        if shared and isinstance(shared[0], dict) and all(m == shared[0] for m in shared):
+            fields["metadata"] = shared[0]
+        stamped.append(replace(i, fields=fields))
+    return stamped
 
 
 def _local(at: datetime, offset_minutes: int) -> datetime:

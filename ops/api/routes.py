@@ -21,6 +21,7 @@ from ledger.events import EventIn, parse_events
 from ledger.scope import ID_PATTERN, MAX_ID_LENGTH
 from ledger.store import AppendResult, append, close_session
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
+from observations.builder import MEMORY_METADATA
 from observations.edits import (
     InvalidEdit,
     delete_entry,
@@ -364,9 +365,10 @@ def remember(
     state: ApiState,
     tasks: BackgroundTasks,
 ) -> EventsOut:
-    """Append messages (user turns by ``speaker``) as a session of their own and close it.
-    The channel must have no open session: the messages would join a live chat and close
-    it. A message the ledger refuses fails the request (its transaction rolls back)."""
+    """Append messages (user turns by ``speaker``) as a session of their own and close it;
+    ``metadata`` goes to the memories built from them. The channel must have no open
+    session: the messages would join a live chat and close it. A message the ledger
+    refuses fails the request (its transaction rolls back)."""
     now = state.clock()
     events = [
         {
@@ -376,14 +378,15 @@ def remember(
             "actor_id": assistant if m.role == "assistant" else speaker,
             "content": m.content,
             "occurred_at": now,
-            "metadata": metadata,
+            "metadata": {MEMORY_METADATA: metadata} if metadata else {},
         }
         for m in messages
     ]
     out, result = _ingest(conn, events, owner, state, tasks)
     for r in out.results:
-        if r.status == "rejected":
-            raise InvalidEdit(r.reason or "message refused", field=f"messages.{r.index}.{r.field}")
+        if r.status == "rejected":  # the metadata is the request's, the rest each message's
+            field = "metadata" if r.field == "metadata" else f"messages.{r.index}.{r.field}"
+            raise InvalidEdit(r.reason or "message refused", field=field)
     opened = sorted({r.session_id for r in out.results if r.session_id is not None})
     # Whether the append joined or closed a session it did not open was decided under the
     # ledger lock it holds until this request commits: no chat event slips in between.

@@ -26,6 +26,7 @@ from psycopg import sql
 from ledger import SessionNotFound, append, list_sessions, sweep_idle
 from ledger.db import Conn, connect
 from observations.builder import (
+    MEMORY_METADATA,
     BuildConfig,
     BuildOutcome,
     SessionNotClosed,
@@ -196,6 +197,27 @@ def test_built_entries_name_real_events_of_their_own_session(conn: Conn) -> None
     for obs in rows(conn, "memory_observations", tenant):
         assert obs["source_event_ids"]
         assert {events[i]["session_id"] for i in obs["source_event_ids"]} == {obs["session_id"]}
+
+
+def test_entries_built_from_events_sharing_memory_metadata_carry_it(conn: Conn) -> None:
+    """Only when every source event carries the same object: a fact of the user's own turn
+    gets that turn's, and the summary of turns that disagree gets none."""
+    tenant = new_tenant()
+    maya = [e for e in sample_events() if e["channel_id"] == "dm-maya"][:4]
+    tagged = [
+        {**e, "metadata": {MEMORY_METADATA: {"source": "crm" if i < 3 else "app"}}}
+        for i, e in enumerate(maya)
+    ]
+    replay(conn, tenant, tagged, now=NOW)
+    build_all(conn, tenant, hash_config())
+    events = {e["id"]: e for e in rows(conn, "memory_session_events", tenant)}
+    entries = rows(conn, "memory_entries", tenant)
+    assert {e["kind"] for e in entries} >= {"session_summary", "constraint"}
+    for entry in entries:
+        sources = [events[i]["metadata"][MEMORY_METADATA] for i in entry["source_event_ids"]]
+        given = {m["source"] for m in sources}
+        expected = {"source": given.pop()} if len(given) == 1 else None
+        assert entry["fields"].get("metadata") == expected, entry["key"]
 
 
 def test_every_observation_links_to_its_entry_and_every_entry_has_one_add(conn: Conn) -> None:

@@ -259,12 +259,14 @@ def test_the_unmodified_mem0_client_works_against_memledger(
         [{"role": "user", "content": "I am allergic to shellfish."},
          {"role": "user", "content": "My brother Leo lives in Madrid."}],
         user_id="ines",
+        metadata={"source": "onboarding"},
     )  # fmt: skip
     assert added["status"] == "PENDING"
     assert server.build_queued() >= 1
     found = client.search("shellfish allergy", filters={"user_id": "ines"})
     memory = found["results"][0]
     assert "shellfish" in memory["memory"] and memory["user_id"] == "ines"
+    assert memory["metadata"]["source"] == "onboarding"  # given to the memories of the add
     everything = client.get_all(filters={"user_id": "ines"})
     assert everything["count"] >= 2 and memory["id"] in {m["id"] for m in everything["results"]}
     assert client.get(memory["id"])["memory"] == memory["memory"]
