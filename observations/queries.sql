@@ -266,7 +266,11 @@ RETURNING e.id, e.canonical_statement, old.status;
 SELECT * FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND status = 'active'
    AND ((owner_type = 'user' AND owner_id = %(user_id)s)
-        OR (owner_type = 'agent' AND owner_id = %(agent_id)s))
+        OR (owner_type = 'agent' AND owner_id = %(agent_id)s
+            -- with a user: what the agent learnt from them or alone, not from other users
+            AND (%(user_id)s::text IS NULL OR NOT fields ? 'source_actor_ids'
+                 OR fields -> 'source_actor_ids'
+                    <@ jsonb_build_array(%(user_id)s::text, %(agent_id)s::text))))
  ORDER BY id
  LIMIT %(limit)s OFFSET %(offset)s;
 
@@ -274,7 +278,11 @@ SELECT * FROM memory_entries
 SELECT count(*) AS n FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND status = 'active'
    AND ((owner_type = 'user' AND owner_id = %(user_id)s)
-        OR (owner_type = 'agent' AND owner_id = %(agent_id)s));
+        OR (owner_type = 'agent' AND owner_id = %(agent_id)s
+            -- with a user: what the agent learnt from them or alone, not from other users
+            AND (%(user_id)s::text IS NULL OR NOT fields ? 'source_actor_ids'
+                 OR fields -> 'source_actor_ids'
+                    <@ jsonb_build_array(%(user_id)s::text, %(agent_id)s::text))));
 
 -- name: owners
 SELECT owner_type, owner_id, count(*) AS entries, max(updated_at) AS updated_at

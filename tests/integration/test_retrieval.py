@@ -22,6 +22,7 @@ from ledger.store import AppendResult
 from materializers import get_profile, project
 from materializers.api import list_skills, review_skill
 from observations.builder import BuildConfig, build_session, sessions_to_build
+from observations.edits import list_owner_entries
 from observations.embed import HashEmbedder, Vectors
 from observations.extract.heuristic import HeuristicExtractor
 from ops.bench.synthetic import Pool, copy_entries, entry_rows
@@ -239,6 +240,29 @@ def test_user_scope_sees_own_facts_and_own_sessions_only(conn: Conn) -> None:
         conn, Scope(f"{tenant}-other", "maya"), "peanut", embedder=HashEmbedder(), now=NOW
     )
     assert other == []
+
+
+def test_a_user_and_agent_scope_shows_what_the_agent_learnt_from_that_user_only(
+    conn: Conn,
+) -> None:
+    """Atlas served Maya and Tom: Maya's scope with Atlas holds Atlas's experiences of
+    Maya's requests, never of Tom's; Atlas's own scope holds both."""
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    build_sample(conn, tenant)
+
+    def learnt_from(scope: Scope) -> set[str]:
+        found = search(conn, scope, "book a train", embedder=HashEmbedder(), now=NOW, limit=200)
+        agents = [r.candidate for r in found if r.candidate.owner_type == "agent"]
+        return {a for c in agents for a in c.fields["source_actor_ids"]} - {"atlas"}
+
+    assert learnt_from(Scope(tenant, agent_id="atlas")) == {"maya", "tom"}
+    assert learnt_from(Scope(tenant, "maya", "atlas")) == {"maya"}
+    assert learnt_from(Scope(tenant, "tom", "atlas")) == {"tom"}
+    _, page = list_owner_entries(
+        conn, tenant, user_id="maya", agent_id="atlas", limit=1000, offset=0
+    )  # Mem0's get_all
+    agents = [r for r in page if r["owner_type"] == "agent"]
+    assert agents and all("tom" not in r["fields"]["source_actor_ids"] for r in agents)
 
 
 def test_full_text_matches_cut_at_the_scan_limit_are_the_newest(conn: Conn) -> None:
