@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import hashlib
 import re
+import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,9 +37,9 @@ class ServiceUrls:
 def _usable_dir(path: Path, what: str) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write-probe"
-        probe.write_text("ok")
-        probe.unlink()
+        # a probe of this process's own: commands started together probe the same home
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-probe-"):
+            pass
     except OSError as exc:
         raise ServiceError(
             f"{what} directory is not usable: set MEMLEDGER_HOME to a writable directory",

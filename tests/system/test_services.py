@@ -10,7 +10,10 @@ import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from ops.services import _usable_dir
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
 
@@ -31,6 +34,17 @@ def test_commands_started_together_on_a_fresh_home_all_succeed(tmp_path: Path) -
     ]
     errors = [p.communicate(timeout=240)[1].decode()[-800:] for p in started]
     assert [p.returncode for p in started] == [0, 0, 0, 0], errors
+
+
+def test_the_home_probe_of_commands_started_together_never_trips_over_another(
+    tmp_path: Path,
+) -> None:
+    """Each command checks the home is writable with a file of its own: with one shared
+    probe file, one command's unlink removed another's, which then found the home
+    unusable (the race behind an occasional failure of the test above)."""
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: _usable_dir(tmp_path, "MEMLEDGER_HOME"), range(2000)))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_home_whose_path_holds_a_space_serves_commands() -> None:
