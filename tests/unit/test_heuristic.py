@@ -281,32 +281,23 @@ def test_same_key_twice_keeps_the_later_fact_and_restates_the_earlier() -> None:
 
 
 @pytest.mark.parametrize(
-    ("strong", "weak", "key"),
-    [
-        ("I know how to swim.", "I can swim.", "skill:swimming"),
-        ("I know how to play chess.", "I play chess.", "skill:chess"),
+    ("first", "then", "key", "kept"),
+    [  # a weaker restatement of the same thing: the stronger statement stays
+        ("I know how to swim.", "I can swim.", "skill:swimming", 100),
+        ("I know how to play chess.", "I play chess.", "skill:chess", 100),
+        # a weaker statement of another value: the later one wins, as any later one does
+        ("My favorite drink is a flat white.", "I like to drink green tea.", "preference:drink",
+         101),
+        ("I work as a nurse.", "I am a teacher.", "identity:occupation", 101),
     ],
-)
-def test_a_weaker_restatement_does_not_displace_the_stronger_fact(
-    strong: str, weak: str, key: str
+)  # fmt: skip
+def test_one_fact_per_key_the_latest_unless_it_only_restates_the_kept_one_more_weakly(
+    first: str, then: str, key: str, kept: int
 ) -> None:
-    lines = [("melanie", strong), ("caroline", "Nice."), ("melanie", weak)]
+    lines = [("melanie", first), ("melanie", then)]
     items = extract(lines)
-    assert only(items, key).source_event_ids == (100,)
-    assert key in {i.key for i in apply_gates(items, session(lines)).items}
-
-
-@pytest.mark.parametrize(
-    ("first", "then", "key"),
-    [
-        ("My favorite drink is a flat white.", "I like to drink green tea.", "preference:drink"),
-        ("I work as a nurse.", "I am a teacher.", "identity:occupation"),
-    ],
-)
-def test_a_weaker_statement_of_another_value_of_the_key_still_wins(
-    first: str, then: str, key: str
-) -> None:
-    assert only(extract([("melanie", first), ("melanie", then)]), key).source_event_ids == (101,)
+    assert only(items, key).source_event_ids == (kept,)
+    assert key in {i.key for i in apply_gates(items, session(lines)).items}  # not lost
 
 
 def test_group_chat_facts_belong_to_each_speaker() -> None:
