@@ -237,9 +237,14 @@ SELECT id, entry_id, action, old_statement, new_statement, old_status, new_statu
  ORDER BY id;
 
 -- name: edit_entry
+-- A new statement drops what was read from the old one (its object, predicate and
+-- polarity, which the profile and supersede take as the fact's value): the value is then
+-- the statement itself, until an edit gives fields of its own.
 UPDATE memory_entries
    SET canonical_statement = %(statement)s, embedding = %(embedding)s,
-       embedding_model = %(embedding_model)s, fields = fields || %(fields)s,
+       embedding_model = %(embedding_model)s,
+       fields = CASE WHEN canonical_statement = %(statement)s THEN fields
+                     ELSE fields - 'object' - 'predicate' - 'polarity' END || %(fields)s,
        updated_at = %(now)s
  WHERE tenant_id = %(tenant_id)s AND id = %(id)s AND status = 'active'
 RETURNING *;

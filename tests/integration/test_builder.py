@@ -25,6 +25,7 @@ from psycopg import sql
 
 from ledger import SessionNotFound, append, list_sessions, sweep_idle
 from ledger.db import Conn, connect
+from materializers import get_profile, project
 from observations.builder import (
     MEMORY_METADATA,
     BuildConfig,
@@ -678,6 +679,24 @@ def test_an_edit_embeds_the_entry_as_the_builder_did(conn: Conn) -> None:
         edited = edit_entry(conn, tenant, entry["id"], entry["canonical_statement"],
                             embedder=HashEmbedder(), actor="api:ops", now=NOW)  # fmt: skip
         assert edited["embedding"] == entry["embedding"], entry["canonical_statement"]
+
+
+def test_an_edited_statement_is_the_facts_value_not_what_was_read_from_the_old_one(
+    conn: Conn,
+) -> None:
+    """The profile (and supersede) take a fact's value from its object: an edit that left
+    the old object showed "peanut" beside a statement about shellfish."""
+    tenant = built_sample(conn)
+    [entry] = rows(conn, "memory_entries", tenant, "key LIKE 'constraint:allergy:%%'")
+    assert entry["fields"]["object"]
+    statement = "Maya Chen is allergic to shellfish."
+    edit_entry(conn, tenant, entry["id"], statement, embedder=HashEmbedder(), actor="api:ops",
+               now=NOW, fields={"note": "checked"})  # fmt: skip
+    project(conn, tenant, now=NOW)
+    [row] = [r for r in get_profile(conn, tenant, "maya") if r.key == entry["key"]]
+    assert (row.value, row.statement) == (statement, statement)
+    [edited] = rows(conn, "memory_entries", tenant, "id = %s", entry["id"])
+    assert "object" not in edited["fields"] and edited["fields"]["note"] == "checked"
 
 
 def test_deleting_a_users_memory_takes_everything_built_from_their_words(conn: Conn) -> None:
