@@ -116,8 +116,8 @@ UPDATE memory_entries
 -- name: revive_displaced
 -- Entries merged into, or superseded by, entries a rebuild deleted (found through their
 -- lineage links): back to the status they had before — active, or archived — as their
--- own sessions still say them; their links to the deleted entries go. Entries someone
--- edited or deleted ("curated", see session_entries) are left alone. The next merge and
+-- own sessions still say them, or as someone edited them (an edit is kept, not hidden
+-- behind a deleted entry); their links to the deleted entries go. The next merge and
 -- supersede runs weigh the revived anew.
 WITH links AS (
     SELECT l.id AS link_id, l.src_id AS entry_id, 'merged' AS status,
@@ -143,10 +143,6 @@ displaced AS (
       JOIN memory_entries e ON e.tenant_id = %(tenant_id)s AND e.id = k.entry_id
      WHERE e.status = k.status
        AND (k.status = 'merged' OR e.superseded_by = k.displaced_by)
-       AND NOT EXISTS (
-           SELECT 1 FROM memory_entry_history h
-            WHERE h.tenant_id = e.tenant_id AND h.entry_id = e.id
-              AND h.actor <> 'builder' AND h.actor NOT LIKE 'consolidation:%%')
      ORDER BY e.id, k.displaced_by),
 revived AS (
     UPDATE memory_entries e

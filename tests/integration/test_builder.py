@@ -527,7 +527,7 @@ def test_a_rebuild_that_deletes_an_entry_revives_those_it_absorbed_or_superseded
     assert build_session(conn, tenant, first, v2, now=LATER).status == "built"
     after = {e["id"]: e for e in rows(conn, "memory_entries", tenant)}
     assert after[survivor["id"]]["status"] == "deleted"
-    for entry, was in ((absorbed, "active"), (superseded, "archived")):
+    for entry, was in ((absorbed, "active"), (superseded, "archived"), (edited, "active")):
         revived = after[entry["id"]]
         assert (revived["status"], revived["superseded_by"], revived["valid_to"]) == (
             was, None, entry["valid_to"]  # None: the supersession's end undone
@@ -536,17 +536,15 @@ def test_a_rebuild_that_deletes_an_entry_revives_those_it_absorbed_or_superseded
         assert revived["updated_at"] == LATER
         [*_, change] = rows(conn, "memory_entry_history", tenant, "entry_id = %s", entry["id"])
         assert (change["action"], change["old_status"], change["new_status"]) == (
-            "UPDATE", "merged" if entry is absorbed else "superseded", was
+            "UPDATE", "superseded" if entry is superseded else "merged", was
         )  # fmt: skip
         assert change["actor"] == "builder"
         assert f"entry {survivor['id']}" in change["reason"]
         # supersede at build time weighs the revived too
         assert (entry["owner_type"], entry["owner_id"], entry["key"]) in rechecked[0]
-    assert after[edited["id"]]["status"] == "merged"  # someone edited it: left alone
-    lineage = rows(conn, "memory_links", tenant, "relation IN ('merged_into', 'supersedes')")
-    assert [(link["src_id"], link["dst_id"]) for link in lineage] == [
-        (edited["id"], str(survivor["id"]))
-    ]
+    # someone's edit comes back as they left it, not hidden behind a deleted entry
+    assert after[edited["id"]]["canonical_statement"] == "Edited by hand."
+    assert rows(conn, "memory_links", tenant, "relation IN ('merged_into', 'supersedes')") == []
 
 
 def test_after_a_new_build_version_entry_lineage_names_only_existing_observations(
