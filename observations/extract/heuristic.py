@@ -47,12 +47,13 @@ def latest_per_key(hits: list[FactHit]) -> list[FactHit]:
 
 
 def _weaker_restatement(later: Extracted, earlier: Extracted) -> bool:
-    """``later`` is less confident than ``earlier`` and says the same thing of the same key:
-    the words of one's object are all among the other's ("chess", "play chess")."""
+    """``later`` is less confident than ``earlier`` and says no more of the same key: the
+    words of its object are all among the earlier one's ("chess" after "play chess"; not
+    "green tea" after "tea", which says more)."""
     if later.confidence >= earlier.confidence:
         return False
-    a, b = _object_words(later), _object_words(earlier)
-    return bool(a and b) and (a <= b or b <= a)
+    words = _object_words(later)
+    return bool(words) and words <= _object_words(earlier)
 
 
 def _object_words(item: Extracted) -> set[str]:

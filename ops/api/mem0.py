@@ -311,8 +311,8 @@ def delete_all(
     memories matching all the ids it is given; here a memory belongs to one owner, and a
     delete cannot be narrowed by chat or app, so anything but one ``user_id`` or one
     ``agent_id`` is refused rather than read as a wider delete."""
-    for name in request.query_params:
-        if name not in ("user_id", "agent_id"):
+    for name in request.query_params:  # org and project: the key's tenant (see ping)
+        if name not in ("user_id", "agent_id", "org_id", "project_id"):
             raise InvalidQuery(f"{name} cannot narrow a delete here", field=name)
     if user_id is not None and agent_id is not None:
         raise InvalidQuery(

@@ -319,11 +319,11 @@ def post_memories(
 
 def default_channel(prefix: str, user_id: str) -> str:
     """The channel a user's remembered messages go to when none is named:
-    ``<prefix>-<user id>``; for a user id too long for a channel id, its first characters
-    and a hash of the whole (distinct users keep distinct channels)."""
-    channel = f"{prefix}-{user_id}"
-    if len(channel) <= MAX_ID_LENGTH:
-        return channel
+    ``<prefix>-<user id>`` for a user id of up to 100 characters; for a longer one, its
+    first characters and a hash of the whole, as long as a channel id may be (longer than
+    any of the first kind: distinct users keep distinct channels)."""
+    if len(user_id) <= 100:
+        return f"{prefix}-{user_id}"
     digest = hashlib.sha256(user_id.encode()).hexdigest()[:16]
     return f"{prefix}-{user_id[: MAX_ID_LENGTH - len(prefix) - 18]}-{digest}"
 

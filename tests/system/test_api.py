@@ -354,7 +354,9 @@ def test_mem0_delete_all_deletes_one_owners_memories_or_nothing(server: Server) 
             out = client.delete("/v1/memories/", params=params)
             assert out.status_code == 422 and field in out.json()["fields"].values(), out.text
         assert {"maya": count(user_id="maya"), "atlas": count(agent_id="atlas")} == before
-        assert client.delete("/v1/memories/", params={"user_id": "maya"}).status_code == 200
+        ping = client.get("/v1/ping/").json()  # clients send back the org and project
+        params = {"user_id": "maya", "org_id": ping["org_id"], "project_id": ping["project_id"]}
+        assert client.delete("/v1/memories/", params=params).status_code == 200
         # the agent keeps what it learnt from others (what came of maya's requests goes)
         assert count(user_id="maya") == 0 and count(agent_id="atlas") > 0
 
@@ -418,17 +420,21 @@ def test_remembered_messages_form_a_session_of_their_own_or_nothing_is_written(
         def remember(route: str, body: dict[str, Any]) -> httpx.Response:
             return client.post(route, json=body)
 
-        def sessions() -> list[tuple[int, str]]:
+        def sessions() -> list[tuple[int, str, int]]:
+            """Each session, and how many events it holds (by its count and by its rows)."""
             with connect(server.db_url) as conn:
                 rows = conn.execute(
-                    "SELECT id, status FROM memory_sessions WHERE tenant_id = 'tenant-r'"
-                    " ORDER BY id"
+                    "SELECT s.id, s.status, s.event_count, (SELECT count(*) FROM"
+                    " memory_session_events e WHERE e.tenant_id = s.tenant_id"
+                    " AND e.session_id = s.id) AS stored"
+                    " FROM memory_sessions s WHERE s.tenant_id = 'tenant-r' ORDER BY s.id"
                 ).fetchall()
-            return [(r["id"], r["status"]) for r in rows]
+            assert all(r["event_count"] == r["stored"] for r in rows)
+            return [(r["id"], r["status"], r["stored"]) for r in rows]
 
         live = client.post("/v1/events", json={"events": [dict(SAMPLE[-1], channel_id="dm")]})
-        [(chat, status)] = sessions()
-        assert status == "open"
+        [(chat, status, held)] = sessions()
+        assert (status, held) == ("open", 1)
         refused = [
             ("/v1/memories", {"user_id": "zoe", "messages": [
                 {"role": "user", "content": "I love sailing."},
@@ -445,7 +451,7 @@ def test_remembered_messages_form_a_session_of_their_own_or_nothing_is_written(
         for route, body, field in refused:
             out = remember(route, body)
             assert out.status_code == 422 and field in str(out.json()["fields"]), out.text
-        assert live.status_code == 200 and sessions() == [(chat, "open")]  # nothing written
+        assert live.status_code == 200 and sessions() == [(chat, "open", 1)]  # nothing written
 
         out = remember("/v1/memories", {"user_id": "zoe", "messages": [
             {"role": "user", "content": "I love sailing."}]}).json()  # fmt: skip

@@ -289,6 +289,8 @@ def test_same_key_twice_keeps_the_later_fact_and_restates_the_earlier() -> None:
         ("My favorite drink is a flat white.", "I like to drink green tea.", "preference:drink",
          101),
         ("I work as a nurse.", "I am a teacher.", "identity:occupation", 101),
+        # a weaker statement that says more: the later one wins
+        ("My favorite drink is tea.", "I like to drink green tea.", "preference:drink", 101),
     ],
 )  # fmt: skip
 def test_one_fact_per_key_the_latest_unless_it_only_restates_the_kept_one_more_weakly(
