@@ -337,6 +337,16 @@ CREATE INDEX IF NOT EXISTS memory_entry_history_entry
     ON memory_entry_history (tenant_id, entry_id, id);
 
 ------------------------------------------------------------------------------ functions
+-- Whether a scope of user p_user with agent p_agent shows an entry of that agent: when it
+-- was learnt from the user's or the agent's own events alone (fields.source_actor_ids),
+-- or names no authors; never what the agent learnt serving another user. Without a user,
+-- every entry of the agent. Inlined by the planner (plain SQL, immutable).
+CREATE OR REPLACE FUNCTION memledger_learnt_from(p_fields jsonb, p_user text, p_agent text)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT p_user IS NULL OR NOT p_fields ? 'source_actor_ids'
+           OR p_fields -> 'source_actor_ids' <@ jsonb_build_array(p_user, p_agent)
+$$;
+
 -- Provenance must name real events of the observation's own session. Checked once per
 -- statement over all inserted rows (the builder inserts a session's observations at once).
 CREATE OR REPLACE FUNCTION memledger_check_observation_provenance() RETURNS trigger

@@ -268,10 +268,7 @@ SELECT * FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND status = 'active'
    AND ((owner_type = 'user' AND owner_id = %(user_id)s)
         OR (owner_type = 'agent' AND owner_id = %(agent_id)s
-            -- with a user: what the agent learnt from them or alone, not from other users
-            AND (%(user_id)s::text IS NULL OR NOT fields ? 'source_actor_ids'
-                 OR fields -> 'source_actor_ids'
-                    <@ jsonb_build_array(%(user_id)s::text, %(agent_id)s::text))))
+            AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s)))
  ORDER BY id
  LIMIT %(limit)s OFFSET %(offset)s;
 
@@ -280,10 +277,7 @@ SELECT count(*) AS n FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND status = 'active'
    AND ((owner_type = 'user' AND owner_id = %(user_id)s)
         OR (owner_type = 'agent' AND owner_id = %(agent_id)s
-            -- with a user: what the agent learnt from them or alone, not from other users
-            AND (%(user_id)s::text IS NULL OR NOT fields ? 'source_actor_ids'
-                 OR fields -> 'source_actor_ids'
-                    <@ jsonb_build_array(%(user_id)s::text, %(agent_id)s::text))));
+            AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s)));
 
 -- name: owners
 SELECT owner_type, owner_id, count(*) AS entries, max(updated_at) AS updated_at

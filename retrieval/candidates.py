@@ -30,7 +30,6 @@ from typing import Any
 from psycopg import sql
 
 from ledger.db import Conn
-from ledger.jsontext import dumps
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder
 from retrieval.bm25 import rank as bm25_rank
@@ -83,13 +82,8 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
         params["user_id"] = scope.user_id
     if scope.agent_id is not None:
         agent = "owner_type = 'agent' AND owner_id = %(agent_id)s"
-        if scope.user_id is not None:
-            # For a user, what the agent learnt from them or alone: not from other users
-            agent += (
-                " AND (NOT fields ? 'source_actor_ids'"
-                " OR fields -> 'source_actor_ids' <@ %(own_actors)s::jsonb)"
-            )
-            params["own_actors"] = dumps([scope.user_id, scope.agent_id])
+        if scope.user_id is not None:  # what the agent learnt from the user, or alone
+            agent += " AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s)"
         owners.append(sql.SQL(f"({agent})"))
         params["agent_id"] = scope.agent_id
     if filters.kinds:

@@ -72,7 +72,7 @@ def build_context(
             published = list_skills(
                 conn, scope.tenant_id, agent_id=scope.agent_id, status="published"
             )
-            skills = _skill_items(conn, scope.tenant_id, relevant_skills(published, request.query))
+            skills = _skill_items(conn, scope, relevant_skills(published, request.query))
     return pack(
         profile=profile,
         memories=[MemoryItem.of(s) for s in ranked if s.candidate.kind != SESSION_SUMMARY],
@@ -119,21 +119,27 @@ def relevant_skills(skills: Sequence[SkillProposal], query: str) -> list[SkillPr
     return [s for *_, s in sorted(scored, key=lambda t: t[:3])]
 
 
-def _skill_items(conn: Conn, tenant_id: str, skills: list[SkillProposal]) -> list[SkillItem]:
-    """The skills as bundle items, each with the provenance of its agent experiences."""
+def _skill_items(conn: Conn, scope: Scope, skills: list[SkillProposal]) -> list[SkillItem]:
+    """The skills as bundle items, each with the provenance of its agent experiences: in a
+    user's bundle, of those the agent learnt from that user or alone."""
     if not skills:
         return []
-    ids = sorted({i for s in skills for i in s.source_entry_ids})
-    sources = {
-        r["id"]: r for r in conn.execute(Q["entry_sources"], {"tenant_id": tenant_id, "ids": ids})
+    params = {
+        "tenant_id": scope.tenant_id,
+        "user_id": scope.user_id,
+        "agent_id": scope.agent_id,
+        "ids": sorted({i for s in skills for i in s.source_entry_ids}),
     }
+    sources = {r["id"]: r for r in conn.execute(Q["skill_sources"], params)}
     return [
         SkillItem(
             skill_key=s.skill_key,
             goal=s.goal,
             steps=tuple(_step(step) for step in s.steps),
             evidence_count=s.evidence_count,
-            provenance=Provenance.of_entries(s.source_entry_ids, sources),
+            provenance=Provenance.of_entries(
+                [i for i in s.source_entry_ids if i in sources], sources
+            ),
         )
         for s in skills
     ]

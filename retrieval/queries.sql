@@ -56,7 +56,7 @@ SELECT {columns} FROM memory_entries WHERE {scope} AND id = ANY(%(ids)s);
 
 -- name: profile_items
 -- The user's profile as the context bundle shows it (the read model, materializers/),
--- each row with the provenance of its source entries (see entry_sources).
+-- each row with the provenance of its source entries.
 SELECT p.key, p.value, p.statement, p.confidence, p.valid_from, p.source_entry_ids,
        (SELECT coalesce(jsonb_agg(jsonb_build_object(
                    'id', e.id, 'source_session_id', e.source_session_id,
@@ -67,10 +67,12 @@ SELECT p.key, p.value, p.statement, p.confidence, p.valid_from, p.source_entry_i
   FROM user_profile p
  WHERE p.tenant_id = %(tenant_id)s AND p.user_id = %(user_id)s;
 
--- name: entry_sources
--- Where entries came from: their session, ledger events and external ids.
+-- name: skill_sources
+-- Where a skill's experiences came from (their session, ledger events and external ids):
+-- for a user's bundle, only those the agent learnt from that user or alone.
 SELECT id, source_session_id, source_event_ids, source_external_ids FROM memory_entries
- WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s);
+ WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s)
+   AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s);
 
 -- name: record_access
 UPDATE memory_entries e
