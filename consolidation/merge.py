@@ -145,7 +145,10 @@ def _merge(members: Sequence[EntryState], threshold: float) -> Merge:
     merged = tuple(sorted(e.id for e in members if e.id != survivor.id))
     exact = len({normalize(e.statement) for e in members}) == 1
     how = "the same statement" if exact else f"embedding cosine >= {threshold:g}"
-    accessed = [e.last_accessed_at for e in members if e.last_accessed_at is not None]
+    # The latest use: an access, or a restatement (a duplicate recorded later), so decay
+    # does not archive a fact said again an hour ago because its survivor is older.
+    used = [e.last_accessed_at for e in members if e.last_accessed_at is not None]
+    used += [e.recorded_at for e in members if e.id != survivor.id]
     return Merge(
         survivor=survivor.id,
         merged=merged,
@@ -154,6 +157,6 @@ def _merge(members: Sequence[EntryState], threshold: float) -> Merge:
         confidence=max(e.confidence for e in members),
         importance=max(e.importance for e in members),
         access_count=sum(e.access_count for e in members),
-        last_accessed_at=max(accessed) if accessed else None,
+        last_accessed_at=max(used) if used else None,
         reason=f"near-duplicates of entry {survivor.id} ({how})",
     )

@@ -125,7 +125,8 @@ class Supersede:
 @dataclass(frozen=True, slots=True)
 class Merge:
     """``merged`` collapse into ``survivor``, which keeps the union of their provenance,
-    the highest confidence and importance, and their accesses."""
+    the highest confidence and importance, and their accesses (the latest use: an access,
+    or when a duplicate was recorded)."""
 
     survivor: int
     merged: tuple[int, ...]

@@ -247,6 +247,18 @@ def test_a_recent_access_resets_the_idle_time() -> None:
     assert plan_decay([e], now=NOW, policy=RetentionPolicy()) == []
 
 
+def test_a_fact_said_again_does_not_decay_with_its_older_merge_survivor() -> None:
+    """The survivor is the older entry (as confident, lower id): the restatement recorded
+    an hour ago counts as its latest use."""
+    said = replace(episodic(1), statement="Maya tried sushi.", confidence=0.8)
+    again = replace(aged(said, 0), id=2, recorded_at=NOW - timedelta(hours=1))
+    [m] = plan_merge([aged(said, 130), again])
+    assert m.survivor == 1
+    [survivor] = [e for e in applied([aged(said, 130), again], [m]).values() if e.id == 1]
+    assert plan_decay([survivor], now=NOW, policy=RetentionPolicy()) == []
+    assert plan_decay([aged(said, 130)], now=NOW, policy=RetentionPolicy()) != []
+
+
 def test_caps_archive_the_lowest_scoring_and_protected_kinds_last() -> None:
     policy = RetentionPolicy(max_active_per_owner=3)
     facts = [
