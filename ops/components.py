@@ -24,13 +24,14 @@ def make_embedder_from(settings: Settings) -> Embedder:
             api_key=settings.embed_api_key,
             model=settings.embed_model,
             dim=settings.embed_dim,
+            batch_size=settings.embed_batch_size,
         )
     return make_embedder("hash")
 
 
 def make_extractor_from(settings: Settings) -> Extractor:
     heuristic = HeuristicExtractor()
-    if settings.extractor == "heuristic" or not settings.llm_base_url:
+    if settings.extractor == "heuristic" or settings.llm_base_url is None:  # see Settings
         return heuristic
     from observations.extract.llm import LLMExtractor
 

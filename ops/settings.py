@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ledger.errors import MemledgerError
@@ -121,6 +121,12 @@ class Settings(BaseSettings):
             max_future_skew=timedelta(seconds=self.max_future_skew_seconds),
         )
 
+    @model_validator(mode="after")
+    def _llm_has_an_endpoint(self) -> Settings:
+        if self.extractor == "llm" and not self.llm_base_url:
+            raise ValueError("MEMLEDGER_EXTRACTOR=llm needs MEMLEDGER_LLM_BASE_URL")
+        return self
+
     @field_validator("*")
     @classmethod
     def _duration_fits(cls, value: Any, info: ValidationInfo) -> Any:
@@ -149,17 +155,19 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     values: dict[str, Any] = {}
     if config_file is not None:
         from_file = _file_settings(config_file)
-        # The environment wins over the file: keep only what it does not set.
+        # The environment wins over the file: keep only what it does not set (an empty
+        # variable counts as unset; names are read in any case).
+        in_env = {name.upper() for name, value in os.environ.items() if value}
         values.update(
-            {k: v for k, v in from_file.items() if f"MEMLEDGER_{k.upper()}" not in os.environ}
+            {k: v for k, v in from_file.items() if f"MEMLEDGER_{k.upper()}" not in in_env}
         )
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return Settings(**values)
     except ValidationError as exc:
         problems = "; ".join(
-            f"MEMLEDGER_{'_'.join(map(str, e['loc'])).upper()}: "
-            f"{e['msg'].removeprefix('Value error, ')}"
+            (f"MEMLEDGER_{'_'.join(map(str, e['loc'])).upper()}: " if e["loc"] else "")
+            + e["msg"].removeprefix("Value error, ")
             for e in exc.errors()
         )
         raise InvalidSettings(problems) from None

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ops.components import make_embedder_from
 from ops.settings import InvalidSettings, load_settings
 
 
@@ -102,3 +103,33 @@ def test_a_good_file_is_read_under_the_environment(
     monkeypatch.setenv("MEMLEDGER_RETENTION_DAYS", "7")
     settings = load_settings(path)
     assert (settings.session_gap_minutes, settings.retention_days) == (5, 7)
+
+
+def test_an_empty_variable_leaves_the_files_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As documented, an empty variable counts as unset (compose's ${VAR} makes them)."""
+    config = tmp_path / "memledger.toml"
+    config.write_text('[memledger]\ntenant = "acme"\nworker_threads = 5\n')
+    monkeypatch.setenv("MEMLEDGER_TENANT", "")
+    monkeypatch.setenv("memledger_worker_threads", "")
+    s = load_settings(config)
+    assert (s.tenant, s.worker_threads) == ("acme", 5)
+    monkeypatch.setenv("MEMLEDGER_TENANT", "beta")
+    assert load_settings(config).tenant == "beta"
+
+
+def test_the_llm_extractor_without_an_endpoint_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It would quietly run the heuristic, with no reason recorded anywhere."""
+    monkeypatch.setenv("MEMLEDGER_EXTRACTOR", "llm")
+    with pytest.raises(InvalidSettings, match="MEMLEDGER_EXTRACTOR=llm needs MEMLEDGER_LLM_BASE"):
+        load_settings()
+    monkeypatch.setenv("MEMLEDGER_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    assert load_settings().extractor == "llm"
+
+
+def test_the_openai_embedder_takes_the_batch_size_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMLEDGER_EMBEDDER", "openai")
+    monkeypatch.setenv("MEMLEDGER_EMBED_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MEMLEDGER_EMBED_BATCH_SIZE", "16")
+    assert make_embedder_from(load_settings()).batch_size == 16  # type: ignore[attr-defined]
