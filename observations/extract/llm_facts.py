@@ -25,6 +25,7 @@ from observations.extract.llm_schema import LLMFact
 
 _ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
+MAX_KEY_PARTS = 4  # after the kind: a key stays short enough for its index
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,7 @@ def fact_key(fact: LLMFact) -> str:
     parts = [p for p in parts if p]
     if parts and parts[0] == fact.kind:
         parts = parts[1:]
+    parts = parts[:MAX_KEY_PARTS]
     if not parts:
         parts = [slugify(fact.topic or "") or slugify(" ".join(fact.statement.split()[1:4]))]
     when = iso_date(fact.event_time)
@@ -128,7 +130,21 @@ def _drop_reason(fact: LLMFact, shown: Mapping[int, NumberedTurn]) -> str | None
         return "no_source_turns"
     if any(n not in shown for n in fact.source_turns):
         return "nonexistent_turn"
+    if not _storable(fact.model_dump()):
+        return "unstorable_text"
     return None
+
+
+def _storable(value: Any) -> bool:
+    """No NUL, which PostgreSQL's text refuses, in any string of ``value`` (an unpaired
+    surrogate never gets this far: the reply's validation refuses it)."""
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, dict):
+        return all(_storable(k) and _storable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_storable(v) for v in value)
+    return True
 
 
 def _map_one(fact: LLMFact, by_number: Mapping[int, NumberedTurn], model: str) -> Extracted | str:
