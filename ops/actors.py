@@ -46,6 +46,7 @@ def build_session(tenant_id: str, session_id: int) -> None:
     """Build one closed session; a failure is recorded on the session for the sweep."""
     check_id(tenant_id, "tenant_id")
     state = _require_state()
+    failure: Exception | None = None
     with state.pool.connection() as conn:
         try:
             outcome = builder.build_session(
@@ -56,10 +57,14 @@ def build_session(tenant_id: str, session_id: int) -> None:
             state.metrics.add([(BUILDS, ("skipped",), 1)])
             return
         except Exception as exc:  # any extractor/embedder failure: record it, keep the events
-            conn.rollback()
-            _record_failure(conn, state, tenant_id, session_id, exc)
-            state.metrics.add([(BUILDS, ("failed",), 1)])
-            return
+            failure = exc
+    if failure is not None:
+        # On a connection of its own, once the build's is back in the pool (rolled back,
+        # or dropped if the server cut it mid-build: then it cannot record anything).
+        with state.pool.connection() as conn:
+            _record_failure(conn, state, tenant_id, session_id, failure)
+        state.metrics.add([(BUILDS, ("failed",), 1)])
+        return
     if outcome.status == "busy":
         raise dramatiq.Retry(delay=1000)
     drops = [(GATE_DROPS, (gate,), n) for gate, n in outcome.dropped.items()]

@@ -23,15 +23,20 @@ from typing import Any, TypeVar
 
 import dramatiq
 import dramatiq.broker as dramatiq_broker
+import psycopg
 import pytest
+import redis
 
 from ledger import list_sessions
-from ledger.db import Conn, connect
+from ledger.db import Conn, connect, make_pool
 from materializers import checkpoint, get_profile, list_skills
-from observations.builder import sessions_to_build
+from observations.builder import BuildConfig, sessions_to_build
+from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
 from ops import actors
 from ops.broker import setup_broker
+from ops.metrics import SharedMetrics
+from ops.settings import load_settings
 from tests.events import replay, sample_events
 from tests.system.processes import CliProcess, counted
 
@@ -384,3 +389,28 @@ def test_duplicate_build_messages_are_no_ops(
     assert session_of(db, tenant, target) == session_after_build
     others = {sid: st for sid, st in statuses(db, tenant).items() if sid != target}
     assert set(others.values()) == {"closed"}  # only the enqueued session was built
+
+
+def test_a_build_whose_connection_the_server_cut_records_its_failure(
+    db: Conn, fresh_db_url: str, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build's connection dropped mid-build (an idle-in-transaction timeout during a slow
+    model call) could not record the failure: it was retried without end, unrecorded."""
+    tenant, session_ids = ingest_sample(db)
+
+    def cut(conn: Conn, *args: Any, **kwargs: Any) -> None:
+        conn.execute("SELECT 1")  # mid-transaction
+        conn.close()
+        raise psycopg.OperationalError("the connection is lost")
+
+    monkeypatch.setattr(actors.builder, "build_session", cut)
+    config = BuildConfig(HeuristicExtractor(), HashEmbedder())
+    client = redis.Redis.from_url(redis_url)
+    with make_pool(fresh_db_url, max_size=2) as pool:
+        state = actors.WorkerState(load_settings(), pool, config, SharedMetrics(client))
+        monkeypatch.setattr(actors, "_state", state)
+        actors.build_session(tenant, session_ids[0])
+    client.close()
+    session = session_of(db, tenant, session_ids[0])
+    assert (session["status"], session["build_attempts"]) == ("failed", 1)
+    assert "OperationalError: the connection is lost" in session["last_error"]
