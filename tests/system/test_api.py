@@ -14,7 +14,6 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from ledger.db import connect
 from ops.api.app import create_app
 from ops.metrics import shared_metrics
 from tests.events import sample_events
@@ -422,13 +421,12 @@ def test_remembered_messages_form_a_session_of_their_own_or_nothing_is_written(
 
         def sessions() -> list[tuple[int, str, int]]:
             """Each session, and how many events it holds (by its count and by its rows)."""
-            with connect(server.db_url) as conn:
-                rows = conn.execute(
-                    "SELECT s.id, s.status, s.event_count, (SELECT count(*) FROM"
-                    " memory_session_events e WHERE e.tenant_id = s.tenant_id"
-                    " AND e.session_id = s.id) AS stored"
-                    " FROM memory_sessions s WHERE s.tenant_id = 'tenant-r' ORDER BY s.id"
-                ).fetchall()
+            rows = server.rows(
+                "SELECT s.id, s.status, s.event_count, (SELECT count(*) FROM"
+                " memory_session_events e WHERE e.tenant_id = s.tenant_id"
+                " AND e.session_id = s.id) AS stored"
+                " FROM memory_sessions s WHERE s.tenant_id = 'tenant-r' ORDER BY s.id"
+            )
             assert all(r["event_count"] == r["stored"] for r in rows)
             return [(r["id"], r["status"], r["stored"]) for r in rows]
 
@@ -462,11 +460,10 @@ def test_remembered_messages_form_a_session_of_their_own_or_nothing_is_written(
                          {"role": "user", "content": parts}],
             "filters": {"user_id": "zoe"}})  # fmt: skip
         assert added.status_code == 200, added.text
-        with connect(server.db_url) as conn:
-            stored = conn.execute(
-                "SELECT role, content FROM memory_session_events"
-                " WHERE tenant_id = 'tenant-r' AND channel_id = 'mem0-zoe' ORDER BY id"
-            ).fetchall()
+        stored = server.rows(
+            "SELECT role, content FROM memory_session_events"
+            " WHERE tenant_id = 'tenant-r' AND channel_id = 'mem0-zoe' ORDER BY id"
+        )
         assert [(r["role"], r["content"]) for r in stored] == [
             ("system", "Be brief."),
             ("user", "I live in\nLisbon."),
@@ -514,11 +511,10 @@ def test_memories_of_the_longest_user_ids_go_to_channels_of_their_own(server: Se
                 "/v3/memories/add/", json={"messages": [message], "filters": {"user_id": user}}
             )
             assert out.status_code == 200, out.text
-        with connect(server.db_url) as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT channel_id FROM memory_session_events"
-                " WHERE tenant_id = 'tenant-long'"
-            ).fetchall()
+        rows = server.rows(
+            "SELECT DISTINCT channel_id FROM memory_session_events WHERE tenant_id = %s",
+            "tenant-long",
+        )
         assert len({r["channel_id"] for r in rows}) == 4
 
 
