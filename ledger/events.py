@@ -43,7 +43,7 @@ def _clean_text(value: str) -> str:
     return value
 
 
-def _check_strings(value: Any) -> None:
+def check_strings(value: Any) -> None:
     """Every string in a JSON value, keys too, as :func:`_clean_text` wants it (PostgreSQL's
     json types refuse NUL at any depth), nested at most ``MAX_METADATA_DEPTH`` levels.
     Iterative: nesting depth costs no stack."""
@@ -63,7 +63,7 @@ def check_metadata(metadata: Mapping[str, Any], limits: Limits) -> None:
     """Raise ValueError saying why ``metadata`` cannot be stored: a string PostgreSQL
     refuses, nesting past ``MAX_METADATA_DEPTH``, a value JSON cannot hold (NaN, a date),
     or more than ``limits.max_metadata_bytes`` of JSON."""
-    _check_strings(metadata)
+    check_strings(metadata)
     _check_size(metadata, limits)
 
 
@@ -109,7 +109,7 @@ class EventIn(BaseModel):
     @field_validator("metadata")
     @classmethod
     def _metadata_text(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_strings(value)
+        check_strings(value)
         return value
 
     @field_validator("occurred_at", mode="before")

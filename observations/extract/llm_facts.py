@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Any
 
+from ledger.events import check_strings
 from observations.extract.base import Extracted
 from observations.extract.llm_prompt import NumberedTurn
 from observations.extract.llm_schema import LLMFact
@@ -130,21 +131,11 @@ def _drop_reason(fact: LLMFact, shown: Mapping[int, NumberedTurn]) -> str | None
         return "no_source_turns"
     if any(n not in shown for n in fact.source_turns):
         return "nonexistent_turn"
-    if not _storable(fact.model_dump()):
+    try:
+        check_strings(fact.model_dump())  # what PostgreSQL's text refuses (a NUL)
+    except ValueError:
         return "unstorable_text"
     return None
-
-
-def _storable(value: Any) -> bool:
-    """No NUL, which PostgreSQL's text refuses, in any string of ``value`` (an unpaired
-    surrogate never gets this far: the reply's validation refuses it)."""
-    if isinstance(value, str):
-        return "\x00" not in value
-    if isinstance(value, dict):
-        return all(_storable(k) and _storable(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return all(_storable(v) for v in value)
-    return True
 
 
 def _map_one(fact: LLMFact, by_number: Mapping[int, NumberedTurn], model: str) -> Extracted | str:
