@@ -33,6 +33,9 @@ class Limits:
     max_future_skew: timedelta = timedelta(minutes=10)
 
 
+DEFAULT_LIMITS = Limits()
+
+
 def _clean_text(value: str) -> str:
     if "\x00" in value:
         raise ValueError("contains a NUL character")

@@ -17,14 +17,13 @@ import psycopg
 
 from ledger.db import LEDGER_LOCK, Conn, tenant_scope
 from ledger.errors import InvalidArgument, SessionNotFound
-from ledger.events import EventIn, Limits, parse_events
+from ledger.events import DEFAULT_LIMITS, EventIn, Limits, parse_events
 from ledger.jsontext import dumps
 from ledger.sessionize import OpenSession, Run, place
 from ledger.sqlfile import load_queries
 
 Q = load_queries("ledger")
 DEFAULT_GAP = timedelta(minutes=30)
-DEFAULT_LIMITS = Limits()
 
 
 @dataclass(frozen=True, slots=True)

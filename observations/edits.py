@@ -15,14 +15,13 @@ from psycopg.types.json import Jsonb
 
 from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.errors import MemledgerError
-from ledger.events import Limits, check_metadata
+from ledger.events import DEFAULT_LIMITS, Limits, check_metadata
 from ledger.scope import check_id
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder, entry_text
 from observations.history import HistoryRow, write_history
 
 Q = load_queries("observations")
-_LIMITS = Limits()
 
 
 class EntryNotFound(MemledgerError):
@@ -59,7 +58,7 @@ def edit_entry(
     actor: str,
     now: datetime,
     fields: Mapping[str, Any] | None = None,
-    limits: Limits = _LIMITS,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """Rewrite an active entry's statement (re-embedded the way the builder embeds it);
     ``fields`` are merged into the entry's, each held to the rules of event metadata."""

@@ -317,12 +317,15 @@ def post_memories(
     return remember(messages, channel, body.user_id, "assistant", {}, owner, conn, state, tasks)
 
 
+_LITERAL_CHANNEL_IDS = 100  # user ids named as they are in a default channel: up to this long
+
+
 def default_channel(prefix: str, user_id: str) -> str:
     """The channel a user's remembered messages go to when none is named:
     ``<prefix>-<user id>`` for a user id of up to 100 characters; for a longer one, its
     first characters and a hash of the whole, as long as a channel id may be (longer than
     any of the first kind: distinct users keep distinct channels)."""
-    if len(user_id) <= 100:
+    if len(user_id) <= _LITERAL_CHANNEL_IDS:
         return f"{prefix}-{user_id}"
     digest = hashlib.sha256(user_id.encode()).hexdigest()[:16]
     return f"{prefix}-{user_id[: MAX_ID_LENGTH - len(prefix) - 18]}-{digest}"
