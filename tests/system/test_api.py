@@ -476,20 +476,24 @@ def test_ids_with_a_slash_reach_every_route_that_names_them_in_its_path(server: 
     user = "acme/maya"
     with client_for(server, "tenant-slash") as client:
         message = {"role": "user", "content": "I am allergic to peanuts."}
-        assert client.post("/v1/memories", json={"user_id": user, "messages": [message]})
-        server.build_queued()
+
+        def remember() -> None:
+            out = client.post("/v1/memories", json={"user_id": user, "messages": [message]})
+            assert out.status_code == 200, out.text
+            server.build_queued()
 
         def memories() -> int:
             found = client.post("/v3/memories/", json={"filters": {"user_id": user}})
             return int(found.json()["count"])
 
+        remember()
         assert memories() > 0
-        assert client.get("/v1/users/acme%2Fmaya/profile").status_code == 200
+        profile = client.get("/v1/users/acme%2Fmaya/profile")
+        assert [r["key"] for r in profile.json()] == ["constraint:allergy:peanut"], profile.text
         assert client.get("/v1/agents/ops%2Fatlas/skills").json() == []
         assert client.delete("/v1/users/acme%2Fmaya/entries").status_code == 200
         assert memories() == 0
-        assert client.post("/v1/memories", json={"user_id": user, "messages": [message]})
-        server.build_queued()
+        remember()
         assert memories() > 0
         assert client.delete("/v2/entities/user/acme%2Fmaya/").status_code == 200
         assert memories() == 0
