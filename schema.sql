@@ -66,6 +66,10 @@ CREATE TABLE IF NOT EXISTS memory_sessions (
     last_error       text,
     -- earliest system time a failed build may be retried (backoff)
     next_attempt_at  timestamptz,
+    -- system time the session's build was last handed to the queue (Redis). NULL while
+    -- the session waits in the outbox: closed (or failed, due for a retry) and not yet
+    -- handed over, because its closing request's hand-over failed or has not run yet
+    build_queued_at  timestamptz,
     -- the last build's figures: extractor, items kept, what each quality gate dropped
     build_stats      jsonb       NOT NULL DEFAULT '{}',
     PRIMARY KEY (tenant_id, id),
@@ -110,6 +114,8 @@ ALTER TABLE memory_session_events
     ADD COLUMN IF NOT EXISTS utc_offset_minutes smallint NOT NULL DEFAULT 0;
 -- a database made before the column (its sessions' last appends are unknown: null)
 ALTER TABLE memory_sessions ADD COLUMN IF NOT EXISTS last_appended_at timestamptz;
+-- a database made before the build outbox (its closed sessions are handed over again)
+ALTER TABLE memory_sessions ADD COLUMN IF NOT EXISTS build_queued_at timestamptz;
 
 CREATE TABLE IF NOT EXISTS memory_observations (
     tenant_id          text        NOT NULL,
@@ -302,6 +308,21 @@ CREATE TABLE IF NOT EXISTS api_keys (
     PRIMARY KEY (tenant_id, id)
 );
 
+-- The Idempotency-Key of a memory write: the request it was first used for and the
+-- response it got. A retry with the key gets that response again and writes nothing; the
+-- key is taken in the request's own transaction, so two concurrent uses wait for each other.
+CREATE TABLE IF NOT EXISTS api_idempotency_keys (
+    tenant_id      text        NOT NULL,
+    key            text        NOT NULL,
+    -- sha256 of the route and the request body: the key used for another request is refused
+    request_digest bytea       NOT NULL,
+    -- the response body (JSON text, answered again byte for byte), written before the
+    -- request commits
+    response       text,
+    created_at     timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, key)
+);
+
 ------------------------------------------------------------------------------ indexes
 CREATE UNIQUE INDEX IF NOT EXISTS memory_sessions_one_open
     ON memory_sessions (tenant_id, channel_id) WHERE status = 'open';
@@ -321,6 +342,8 @@ DROP INDEX IF EXISTS memory_sessions_ended;
 DROP INDEX IF EXISTS memory_sessions_retention;  -- on ended_at: the conversation's time
 CREATE INDEX IF NOT EXISTS memory_sessions_retention_closed
     ON memory_sessions (tenant_id, closed_at) WHERE status IN ('built', 'failed');
+-- the sweep's expiry of idempotency keys
+CREATE INDEX IF NOT EXISTS api_idempotency_keys_created ON api_idempotency_keys (created_at);
 CREATE INDEX IF NOT EXISTS memory_entries_owner
     ON memory_entries (tenant_id, owner_type, owner_id, status, kind);
 CREATE INDEX IF NOT EXISTS memory_entries_key
@@ -429,7 +452,7 @@ BEGIN
     FOREACH t IN ARRAY ARRAY['memory_sessions', 'memory_session_events', 'memory_observations',
                              'memory_entries', 'memory_links', 'memory_entry_history',
                              'user_profile', 'skill_proposal', 'consumer_checkpoint',
-                             'consolidation_runs', 'api_keys']
+                             'consolidation_runs', 'api_keys', 'api_idempotency_keys']
     LOOP
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %I', t);

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from consolidation.entry_jobs import tenants
@@ -12,10 +11,13 @@ from ledger.sqlfile import load_queries
 from ledger.store import sweep_idle
 from materializers.runner import CONSUMER as READ_MODELS
 from materializers.runner import project, rebuild
+from observations.outbox import HandOver, hand_over
+from observations.outbox import Send as Enqueue
 
 Q = load_queries("consolidation")
-Enqueue = Callable[[Sequence[tuple[str, int]]], int]
-REQUEUE_LIMIT = 10_000  # sessions queued per sweep at most
+REQUEUE_LIMIT = 10_000  # builds handed to the queue per sweep at most
+REQUEUE_PER_TENANT = 1000  # and of one tenant
+IDEMPOTENCY_KEYS_KEPT = timedelta(days=1)  # a memory write's key answers retries this long
 RETENTION_STATS = ("tenants", "sessions", "events", "observations", "links", "entries_detached")
 RESYNC_STATS = ("tenants", "changes", "owners", "profile_rows", "skill_rows")
 
@@ -30,22 +32,38 @@ def sweep(
     max_attempts: int,
     enqueue: Enqueue | None,
 ) -> dict[str, int]:
-    """Close idle sessions and queue builds: for those just closed, for closed ones still
-    unbuilt after ``requeue_after`` (a lost message), and for failed ones whose backoff has
-    passed, up to ``max_attempts``. A duplicate build message is a no-op."""
+    """Close idle sessions and hand builds to the queue with ``enqueue`` (None: leave them
+    in the outbox): for sessions closed and not yet handed over, those handed over more
+    than ``requeue_after`` ago and still unbuilt (a lost message), and failed ones whose
+    backoff has passed, up to ``max_attempts``. A session handed over recently is not
+    sent again, and one run sends at most ``REQUEUE_PER_TENANT`` of a tenant: sweeping
+    twice over a backlog queues each session once. A duplicate build message is a no-op.
+    Idempotency keys older than ``IDEMPOTENCY_KEYS_KEPT`` are forgotten."""
     closed = sweep_idle(conn, now=now, gap=gap, tenant_id=tenant_id)
+    queued: list[tuple[str, int]] = []
+    if enqueue is not None:
+        what = HandOver(
+            now=now,
+            max_attempts=max_attempts,
+            stale_before=now - requeue_after,
+            tenant_id=tenant_id,
+            per_tenant=REQUEUE_PER_TENANT,
+            limit=REQUEUE_LIMIT,
+        )
+        queued = hand_over(conn, enqueue, what)
     params = {
         "tenant_id": tenant_id,
-        "now": now,
-        "stale_before": now - requeue_after,
         "max_attempts": max_attempts,
-        "limit": REQUEUE_LIMIT,
+        "before": now - IDEMPOTENCY_KEYS_KEPT,
     }
-    with conn.transaction():
-        due = [(r["tenant_id"], r["id"]) for r in conn.execute(Q["sessions_to_requeue"], params)]
-    sessions = sorted(set(closed) | set(due))
-    queued = enqueue(sessions) if enqueue is not None and sessions else 0
-    return {"closed_idle": len(closed), "requeued": len(due), "queued": queued}
+    waiting = conn.execute(Q["count_outbox"], params).fetchone()
+    expired = conn.execute(Q["expire_idempotency_keys"], params)
+    return {
+        "closed_idle": len(closed),
+        "queued": len(queued),
+        "waiting": int(waiting["n"]) if waiting else 0,
+        "idempotency_keys_expired": expired.rowcount,
+    }
 
 
 def retention(

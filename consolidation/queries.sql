@@ -220,16 +220,19 @@ DELETE FROM memory_links l
    AND l.dst_type = 'entry' AND l.dst_id = s.old::text AND l.src_id <> s.new;
 
 ------------------------------------------------------------------------------ sweep
--- name: sessions_to_requeue
--- Closed sessions still unbuilt after the requeue delay (their message may be lost) and
--- failed ones whose backoff has passed, under the attempt limit.
-SELECT tenant_id, id FROM memory_sessions
- WHERE (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
-   AND ((status = 'closed' AND closed_at <= %(stale_before)s)
-        OR (status = 'failed' AND next_attempt_at <= %(now)s
-            AND build_attempts < %(max_attempts)s))
- ORDER BY id
- LIMIT %(limit)s;
+-- name: count_outbox
+-- Sessions waiting in the build outbox: closed, or failed under the attempt limit, and
+-- not handed to the queue.
+SELECT count(*) AS n FROM memory_sessions
+ WHERE build_queued_at IS NULL
+   AND (status = 'closed' OR (status = 'failed' AND build_attempts < %(max_attempts)s))
+   AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s);
+
+-- name: expire_idempotency_keys
+-- Idempotency keys older than the cutoff: a retry after that long writes again.
+DELETE FROM api_idempotency_keys
+ WHERE created_at < %(before)s
+   AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s);
 
 ------------------------------------------------------------------------------ retention
 -- name: retention_doomed

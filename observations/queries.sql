@@ -193,7 +193,8 @@ UPDATE memory_sessions
    SET status = 'failed', build_attempts = build_attempts + 1, last_error = %(error)s,
        -- doubling, but never past a century (nor overflowing an interval)
        next_attempt_at = %(now)s + least(%(backoff)s * power(2, least(build_attempts, 20)),
-                                         interval '100 years')
+                                         interval '100 years'),
+       build_queued_at = NULL  -- back in the outbox, handed over again once its backoff passes
  WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s AND status IN ('closed', 'failed')
 RETURNING build_attempts;
 
@@ -285,3 +286,35 @@ SELECT owner_type, owner_id, count(*) AS entries, max(updated_at) AS updated_at
  WHERE tenant_id = %(tenant_id)s AND status = 'active' AND owner_type IN ('user', 'agent')
  GROUP BY owner_type, owner_id
  ORDER BY owner_type, owner_id;
+
+-- name: claim_builds
+-- The builds to hand to the queue now, marked as handed over (the caller sends their
+-- messages before this transaction commits, so a send that fails leaves them waiting):
+-- sessions never handed over, or handed over before stale_before (their message may be
+-- lost; NULL: none is), that are closed or failed with their backoff passed under the
+-- attempt limit. At most per_tenant of a tenant and limit in all, oldest first; a session
+-- locked by its build or by another hand-over is skipped.
+WITH tenants AS (
+    SELECT DISTINCT tenant_id FROM memory_sessions
+     WHERE status IN ('closed', 'failed')
+       AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+), due AS (
+    SELECT s.tenant_id, s.id
+      FROM tenants t
+     CROSS JOIN LATERAL (
+        SELECT tenant_id, id FROM memory_sessions
+         WHERE tenant_id = t.tenant_id
+           AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s::bigint[]))
+           AND (build_queued_at IS NULL OR build_queued_at <= %(stale_before)s)
+           AND (status = 'closed'
+                OR (status = 'failed' AND next_attempt_at <= %(now)s
+                    AND build_attempts < %(max_attempts)s))
+         ORDER BY id
+         LIMIT %(per_tenant)s
+           FOR UPDATE SKIP LOCKED) s
+     LIMIT %(limit)s
+)
+UPDATE memory_sessions m SET build_queued_at = %(now)s
+  FROM due
+ WHERE m.tenant_id = due.tenant_id AND m.id = due.id
+RETURNING m.tenant_id, m.id;

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 import dramatiq
+import redis
 import structlog
 from psycopg_pool import ConnectionPool
 
@@ -144,10 +145,14 @@ def register(
 
 def enqueue_projection(tenant_id: str) -> None:
     """Queue a read-model projection for the tenant, as a build does: for entries changed
-    outside one (edited or deleted through the API)."""
+    outside one (edited or deleted through the API). With the queue down it is left to
+    the scheduled resync, which projects every tenant whose entries changed."""
     if _projector is None:
         raise MemledgerError("no projection actor: call ops.actors.register() first")
-    _projector.send(tenant_id)
+    try:
+        _projector.send(tenant_id)
+    except (redis.RedisError, dramatiq.errors.BrokerError) as exc:
+        log.warning("projection_left_to_resync", tenant_id=tenant_id, error=str(exc))
 
 
 def enqueue_builds(

@@ -13,7 +13,7 @@ import structlog
 from fastapi import FastAPI
 
 from ledger.db import make_pool
-from ops.actors import enqueue_projection
+from ops.actors import enqueue_builds, enqueue_projection
 from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
@@ -54,7 +54,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             counter=wordpiece_counter(),
             search=make_search_settings(s),
             window=window,
-            enqueue_build=actor.send,
+            send_builds=lambda sessions: enqueue_builds(actor, sessions),
             enqueue_projection=enqueue_projection,
             clock=wall_clock,
             redis_ping=redis_ping,
@@ -71,10 +71,13 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
 
 
 def _flush_pending(state: ApiState, stop: threading.Event) -> None:
-    """Every ``FLUSH_SECONDS``, and once more when stopped."""
+    """Every ``FLUSH_SECONDS``, and once more when stopped: the metrics, the access
+    counts, and the builds left in the outbox (their closing request found the queue
+    down, or its process died before handing them over)."""
     while True:
         stopping = stop.wait(FLUSH_SECONDS)
         state.metrics.flush()
+        state.drain_outbox()
         try:
             with state.connection() as conn:
                 state.access.flush(conn)

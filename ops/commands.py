@@ -16,7 +16,6 @@ from ledger.store import (
     sweep_idle,
 )
 from observations.builder import list_entries
-from ops.actors import enqueue_builds
 from ops.cli import Context, cli, pass_ctx, progress, sample_path, table
 from ops.ingest import IngestReport, count_lines, ingest_lines, read_lines
 from ops.pipeline import (
@@ -79,9 +78,8 @@ def ingest(ctx: Context, file: Path, batch_size: int | None, close: bool) -> Non
     """
     with open_runtime(ctx.settings) as rt:
         report = _ingest_file(rt, file, batch_size, close=close)
-        tenant = rt.settings.tenant
         with build_actor(rt) as actor:
-            enqueue_builds(actor, [(tenant, sid) for sid in report.closed_sessions])
+            enqueue_pending(rt, actor, report.closed_sessions)
     _print_report(report)
     if report.bad:
         sys.exit(1)

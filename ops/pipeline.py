@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 
 import dramatiq
 from dramatiq.errors import QueueJoinTimeout
 
 from ledger.db import make_pool
 from materializers.runner import ProjectStats, project
-from observations.builder import sessions_to_build, waiting_builds
+from observations.builder import waiting_builds
+from observations.outbox import HandOver, hand_over
 from ops import actors
 from ops.broker import close_broker, setup_broker, start_worker
 from ops.components import load_model, make_build_config
@@ -73,12 +75,21 @@ def build_actor(rt: Runtime) -> Iterator[dramatiq.Actor[[str, int], None]]:
         close_broker(broker)
 
 
-def enqueue_pending(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> int:
-    """Queue a build for every closed (or retry-due failed) session."""
-    pending = sessions_to_build(
-        rt.conn, now=wall_clock(), max_attempts=rt.settings.build_max_attempts, limit=None
+def enqueue_pending(
+    rt: Runtime, actor: dramatiq.Actor[[str, int], None], session_ids: Sequence[int] | None = None
+) -> int:
+    """Hand to the queue every build waiting in the outbox, with those handed over longer
+    than the requeue delay ago (their message may be lost); only the tenant's
+    ``session_ids`` when given."""
+    s, now = rt.settings, wall_clock()
+    what = HandOver(
+        now,
+        s.build_max_attempts,
+        stale_before=now - timedelta(seconds=s.sweep_requeue_after_seconds),
+        tenant_id=None if session_ids is None else s.tenant,
+        session_ids=session_ids,
     )
-    return actors.enqueue_builds(actor, pending)
+    return len(hand_over(rt.conn, lambda sessions: actors.enqueue_builds(actor, sessions), what))
 
 
 def wait_for_builds(rt: Runtime, *, timeout: float) -> int:

@@ -9,7 +9,6 @@ autocommit connection and reads the wall clock once, as ``now``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 import structlog
@@ -27,13 +26,13 @@ from consolidation import (
     run_job,
     window_for,
 )
+from consolidation.ledger_jobs import Enqueue
 from ledger.db import connect
 from ops.metrics import JOB_RUNS, SharedMetrics
 from ops.runtime import wall_clock
 from ops.settings import Settings
 
 log = structlog.get_logger(__name__)
-Enqueue = Callable[[Sequence[tuple[str, int]]], int]
 
 
 def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> ConsolidationConfig:

@@ -97,6 +97,12 @@ class Settings(BaseSettings):
     sweep_requeue_after_seconds: float = Field(
         default=600, gt=0, description="requeue a closed session still unbuilt after this"
     )
+    maintenance_interval_seconds: float = Field(
+        default=10,
+        ge=0,
+        description="a tenant runs each job through POST /v1/maintenance at most once in "
+        "this many seconds (0: no limit)",
+    )
     consolidation_page_owners: int = Field(default=200, gt=0, le=10_000)
     # PostgreSQL's lock_timeout: whole milliseconds, at most 2^31 - 1 of them
     consolidation_lock_timeout_seconds: float = Field(default=5, ge=0.001, le=2_147_483)

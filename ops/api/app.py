@@ -27,6 +27,7 @@ from ledger.db import Conn, tenant_scope
 from ledger.errors import InvalidEvent, InvalidScope, MemledgerError, SessionNotFound
 from materializers.api import InvalidReview, InvalidSkillStatus, SkillNotFound
 from observations.edits import EntryNotFound, InvalidEdit
+from ops.api.idempotency import IdempotencyKeyReused
 from ops.api.keys import KeyOwner, resolve_key
 from ops.api.state import ApiState
 from retrieval.search import InvalidQuery
@@ -34,7 +35,7 @@ from retrieval.search import InvalidQuery
 MAX_BODY_BYTES = 8 * 1024 * 1024
 NOT_FOUND = (SessionNotFound, EntryNotFound, SkillNotFound)
 BAD_INPUT = (InvalidEvent, InvalidScope, InvalidQuery, InvalidEdit, InvalidReview,
-             InvalidSkillStatus)  # fmt: skip
+             InvalidSkillStatus, IdempotencyKeyReused)  # fmt: skip
 
 
 class Unauthorized(MemledgerError):

@@ -15,6 +15,7 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Path, Query, Request
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ledger.db import Conn
@@ -30,7 +31,9 @@ from observations.edits import (
     list_owner_entries,
     list_owners,
 )
+from ops.api import idempotency
 from ops.api.app import Owner, State, TenantConn
+from ops.api.idempotency import IdempotencyKey
 from ops.api.models import Text, UserId
 from ops.api.routes import ERRORS, chat_messages, default_channel, remember, reproject
 from retrieval.search import InvalidQuery, Scope, search
@@ -181,12 +184,23 @@ def ping(owner: Owner) -> Ping:
     return Ping(status="ok", org_id=owner.tenant_id, project_id=owner.tenant_id, user_email=None)
 
 
-@router.post("/v3/memories/add/")
+@router.post("/v3/memories/add/", response_model=AddOut)
 def add(
-    body: AddIn, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
-) -> AddOut:
+    body: AddIn,
+    owner: Owner,
+    conn: TenantConn,
+    state: State,
+    tasks: BackgroundTasks,
+    idempotency_key: IdempotencyKey = None,
+) -> AddOut | Response:
     """Append the messages to the ledger as a session of their own and close it: the
-    builder turns them into memories asynchronously."""
+    builder turns them into memories asynchronously. With an ``Idempotency-Key``, a retry
+    of the request answers the same and writes nothing."""
+    again = idempotency.take(
+        conn, owner.tenant_id, idempotency_key, "mem0.add", body, state.clock()
+    )
+    if again is not None:
+        return again
     ids = {**entity_ids(body.filters), **body.model_dump(include=set(_ENTITIES), exclude_none=True)}
     user = ids.get("user_id")
     if user is None:  # memory is learnt from a user's turns; agent_id names the assistant
@@ -197,7 +211,9 @@ def add(
         body.metadata or {}, owner, conn, state, tasks,
     )  # fmt: skip
     event_id = str(uuid.uuid4())
-    return AddOut(message="memory processing queued", status="PENDING", event_id=event_id)
+    out = AddOut(message="memory processing queued", status="PENDING", event_id=event_id)
+    idempotency.keep(conn, owner.tenant_id, idempotency_key, out)
+    return out
 
 
 @router.post("/v3/memories/search/")

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Path, Query, Response
+from fastapi import APIRouter, BackgroundTasks, HTTPException, Path, Query, Response
 from pydantic import BaseModel
 
 from consolidation.jobs import JOBS, JobScope
-from consolidation.runs import point_window, run_job
+from consolidation.runs import point_window, run_job, window_for
 from ledger.db import Conn
 from ledger.errors import InvalidEvent
 from ledger.events import EventIn, parse_events
@@ -30,7 +30,9 @@ from observations.edits import (
     entry_history,
     get_entry,
 )
+from ops.api import idempotency
 from ops.api.app import Owner, State, TenantConn
+from ops.api.idempotency import IdempotencyKey
 from ops.api.keys import KeyOwner
 from ops.api.models import (
     CloseOut,
@@ -153,14 +155,14 @@ def _after_commit(
     """After the response, so once the request's transaction has committed (and let go of
     the ledger lock): the events counted, the recent window, and a build for each session
     the append closed. A request that fails later (a Mem0 add with a bad message) rolls
-    back and gets none of this."""
+    back and gets none of this. None of it raises: with Redis down, the window and the
+    counts wait (the ledger has the events) and the builds stay in the outbox."""
     state.metrics.add((EVENTS, (status,), n) for status, n in counts.items())
     if result is None:
         return
     if state.window is not None:
         state.window.record(tenant_id, accepted_events(events, result))
-    for session_id in result.closed:
-        state.enqueue_build(tenant_id, session_id)
+    state.queue_builds(tenant_id, result.closed)
 
 
 @router.post("/sessions/{session_id}/close", tags=["ingest"])
@@ -170,7 +172,7 @@ def post_close(
     """Close an open session now (it is queued for building); closing twice is a no-op."""
     closed = close_session(conn, owner.tenant_id, session_id, now=state.clock())
     if closed:
-        tasks.add_task(state.enqueue_build, owner.tenant_id, session_id)
+        tasks.add_task(state.queue_builds, owner.tenant_id, [session_id])
     return CloseOut(session_id=session_id, closed=closed)
 
 
@@ -305,16 +307,28 @@ def get_entry_history(entry_id: RowId, owner: Owner, conn: TenantConn) -> list[H
 # ------------------------------------------------------------------------------ memories
 
 
-@router.post("/memories", tags=["memories"])
+@router.post("/memories", tags=["memories"], response_model=EventsOut)
 def post_memories(
-    body: MemoryAddIn, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
-) -> EventsOut:
+    body: MemoryAddIn,
+    owner: Owner,
+    conn: TenantConn,
+    state: State,
+    tasks: BackgroundTasks,
+    idempotency_key: IdempotencyKey = None,
+) -> Response:
     """Remember messages of a user: appended to the ledger as a session of their own, which
     is closed and built like any other (asynchronously). A message that cannot be stored
-    fails the whole request: nothing is written."""
+    fails the whole request: nothing is written. With an ``Idempotency-Key``, a retry of
+    the request answers the same and writes nothing."""
+    tenant = owner.tenant_id
+    again = idempotency.take(conn, tenant, idempotency_key, "memories", body, state.clock())
+    if again is not None:
+        return again
     channel = body.channel_id or default_channel("memories", body.user_id)
     messages = chat_messages(body.messages)
-    return remember(messages, channel, body.user_id, "assistant", {}, owner, conn, state, tasks)
+    out = remember(messages, channel, body.user_id, "assistant", {}, owner, conn, state, tasks)
+    idempotency.keep(conn, tenant, idempotency_key, out)
+    return _json(out)
 
 
 _LITERAL_CHANNEL_IDS = 100  # user ids named as they are in a default channel: up to this long
@@ -540,40 +554,47 @@ def _skill(s: SkillProposal) -> SkillOut:
 
 class MaintenanceOut(BaseModel):
     job: str
-    status: str  # done, busy (running elsewhere), taken (this window already ran)
+    status: str  # done, or busy (running elsewhere)
     run_id: int | None
     stats: dict[str, Any]
 
 
-@router.post("/maintenance/{job}", tags=["operations"])
+TOO_SOON: dict[int | str, dict[str, Any]] = {
+    429: {"model": ErrorOut, "description": "this job ran for the tenant too recently"}
+}
+
+
+@router.post("/maintenance/{job}", tags=["operations"], responses=TOO_SOON)
 def post_maintenance(
     job: Annotated[str, Path(pattern="^(" + "|".join(JOBS) + ")$")],
     owner: Owner,
     state: State,
 ) -> MaintenanceOut:
     """Run one consolidation job now for the key's tenant (recorded in consolidation_runs,
-    skipped while the same job runs elsewhere)."""
+    skipped while the same job runs elsewhere). A tenant runs each job at most once per
+    ``maintenance_interval_seconds``: a second run sooner is refused with 429 and
+    ``Retry-After``."""
     now = state.clock()
-    closed: list[tuple[str, int]] = []  # by the sweep: queued for building once committed
-
-    def queue_after_commit(sessions: Sequence[tuple[str, int]]) -> int:
-        closed.extend(sessions)
-        return len(sessions)
-
-    config = consolidation_config(state.settings, queue_after_commit)
+    interval = timedelta(seconds=state.settings.maintenance_interval_seconds)
+    window = window_for(now, interval) if interval else point_window(now)
+    config = consolidation_config(state.settings, state.send_builds)
     with state.connection() as conn:
-        outcome = run_job(
-            conn,
-            job,
-            config,
-            JobScope(now=now, tenant_id=owner.tenant_id),
-            window=point_window(now),
-            clock=state.clock,
-        )
-        conn.commit()
-    for tenant_id, session_id in closed:
-        state.enqueue_build(tenant_id, session_id)
+        # Each step commits on its own, as scheduled runs do: the sweep's closes commit
+        # before their builds are handed to the queue (a worker must find them closed).
+        conn.autocommit = True
+        try:
+            scope = JobScope(now=now, tenant_id=owner.tenant_id)
+            outcome = run_job(conn, job, config, scope, window=window, clock=state.clock)
+        finally:
+            conn.autocommit = False
     state.metrics.add([(JOB_RUNS, (job, outcome.status), 1)])
+    if outcome.status == "taken":
+        wait = max(1, math.ceil((window.end - now).total_seconds()))
+        raise HTTPException(
+            429,
+            f"{job} ran for this tenant less than {interval.total_seconds():g} s ago",
+            headers={"Retry-After": str(wait)},
+        )
     return MaintenanceOut(
         job=job, status=outcome.status, run_id=outcome.run_id, stats=dict(outcome.stats or {})
     )

@@ -34,7 +34,7 @@ from consolidation import (
 from ledger import append, list_sessions
 from ledger.db import Conn, connect
 from materializers import get_profile, project
-from observations.builder import BuildConfig, build_session
+from observations.builder import BuildConfig, build_session, record_failure
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
 from ops.consolidation_commands import history_lines
@@ -304,19 +304,83 @@ def test_sweep_closes_idle_sessions_and_queues_their_builds(conn: Conn) -> None:
     tenant = new_tenant()
     append(conn, tenant, [says(1, "Hello there.", DAY1)], now=DAY1)  # live
     queued: list[tuple[str, int]] = []
-
-    def enqueue(sessions: Sequence[tuple[str, int]]) -> int:
-        queued.extend(sessions)
-        return len(sessions)
-
-    config = ConsolidationConfig(enqueue=enqueue)
+    config = ConsolidationConfig(enqueue=queued.extend)
     stats = run(conn, "sweep", tenant, config=config)
     [session] = list_sessions(conn, tenant)
     assert session["status"] == "closed" and queued == [(tenant, session["id"])]
-    assert stats == {"closed_idle": 1, "requeued": 0, "queued": 1}
+    assert stats == {"closed_idle": 1, "queued": 1, "waiting": 0, "idempotency_keys_expired": 0}
     assert run(conn, "sweep", tenant, config=config)["queued"] == 0  # queued a moment ago
     stale = run(conn, "sweep", tenant, now=NOW + timedelta(hours=1), config=config)
-    assert stale["requeued"] == 1  # still unbuilt an hour later: its message may be lost
+    assert stale["queued"] == 1  # still unbuilt an hour later: its message may be lost
+    assert queued == [(tenant, session["id"])] * 2
+
+
+def closed_backlog(conn: Conn, tenant: str, n: int) -> list[int]:
+    """``n`` sessions of ``tenant``, closed and waiting in the outbox."""
+    events = [says(i, f"Message {i}.", DAY1 + timedelta(days=i)) for i in range(n + 1)]
+    append(conn, tenant, events, now=NOW, gap=timedelta(hours=1))  # each day a session
+    closed = sorted(s["id"] for s in list_sessions(conn, tenant) if s["status"] == "closed")
+    assert len(closed) == n
+    return closed
+
+
+def test_sweeping_twice_over_a_backlog_queues_each_session_once(conn: Conn) -> None:
+    tenants = [new_tenant(), new_tenant()]
+    backlog = {t: closed_backlog(conn, t, 5) for t in tenants}
+    queued: list[tuple[str, int]] = []
+    config = ConsolidationConfig(enqueue=queued.extend)
+    for _ in range(2):
+        for tenant in tenants:
+            run(conn, "sweep", tenant, config=config)
+    assert queued == [(t, sid) for t in tenants for sid in backlog[t]]
+    assert run(conn, "sweep", tenants[0], config=config)["waiting"] == 0
+
+
+def test_a_sweep_queues_at_most_its_bound_of_a_tenant(
+    conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("consolidation.ledger_jobs.REQUEUE_PER_TENANT", 2)
+    tenant = new_tenant()
+    backlog = closed_backlog(conn, tenant, 5)
+    queued: list[tuple[str, int]] = []
+    config = ConsolidationConfig(enqueue=queued.extend)
+    first = run(conn, "sweep", tenant, config=config)
+    assert (
+        first["queued"] == 2
+        and first["waiting"] == 3
+        and queued == [(tenant, sid) for sid in backlog[:2]]
+    )
+    while run(conn, "sweep", tenant, config=config)["queued"]:
+        pass
+    assert queued == [(tenant, sid) for sid in backlog]  # the rest, oldest first, once each
+
+
+def test_builds_the_queue_refused_stay_in_the_outbox(conn: Conn) -> None:
+    tenant = new_tenant()
+    backlog = closed_backlog(conn, tenant, 3)
+
+    def queue_down(sessions: Sequence[tuple[str, int]]) -> None:
+        raise ConnectionError("the queue is down")
+
+    with pytest.raises(ConnectionError):
+        run(conn, "sweep", tenant, config=ConsolidationConfig(enqueue=queue_down))
+    queued: list[tuple[str, int]] = []
+    stats = run(conn, "sweep", tenant, config=ConsolidationConfig(enqueue=queued.extend))
+    assert stats["queued"] == 3 and queued == [(tenant, sid) for sid in backlog]
+
+
+def test_a_failed_build_is_handed_over_again_once_its_backoff_passed(conn: Conn) -> None:
+    tenant = new_tenant()
+    [session_id, *_] = closed_backlog(conn, tenant, 1)
+    queued: list[tuple[str, int]] = []
+    config = ConsolidationConfig(enqueue=queued.extend)
+    run(conn, "sweep", tenant, config=config)
+    record_failure(conn, tenant, session_id, "boom", now=NOW, backoff=timedelta(minutes=1))
+    assert run(conn, "sweep", tenant, config=config)["queued"] == 0  # backing off
+    later = NOW + timedelta(minutes=3)
+    assert run(conn, "sweep", tenant, now=later, config=config)["queued"] == 1
+    assert run(conn, "sweep", tenant, now=later, config=config)["queued"] == 0
+    assert queued == [(tenant, session_id)] * 2
 
 
 # ------------------------------------------------------------------------------ retention

@@ -93,7 +93,7 @@ def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
             counter=approx_count,
             search=SearchSettings(),
             window=window,
-            enqueue_build=lambda t, s: queued.append((t, s)),
+            send_builds=queued.extend,
             enqueue_projection=projections.append,
             clock=lambda: clock[0],
             redis_ping=lambda: bool(window.client.ping()),

@@ -1,0 +1,55 @@
+"""The build outbox: a closed session waits in the database until its build is handed to
+the queue.
+
+Closing a session and putting it in the outbox are one write (``build_queued_at`` is
+NULL), in the transaction that closes it. Handing builds over claims them and sends their
+messages in one transaction of its own: a send that fails (the queue is down) rolls the
+claims back, so nothing closed is ever forgotten, and a session already handed over is not
+sent again until its message may have been lost (``stale_before``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ledger.db import Conn
+from ledger.sqlfile import load_queries
+
+Q = load_queries("observations")
+Send = Callable[[Sequence[tuple[str, int]]], object]
+
+
+@dataclass(frozen=True, slots=True)
+class HandOver:
+    """Which builds are handed over, and how many at most (a tenant's and in all)."""
+
+    now: datetime
+    max_attempts: int
+    stale_before: datetime | None = None  # also those handed over before it: lost messages
+    tenant_id: str | None = None
+    session_ids: Sequence[int] | None = None
+    per_tenant: int = 1000
+    limit: int = 10_000
+
+
+def hand_over(conn: Conn, send: Send, what: HandOver) -> list[tuple[str, int]]:
+    """Claim the builds due and ``send`` them, oldest first, in one transaction: if ``send``
+    raises, the claims are rolled back and the sessions stay in the outbox. Runs as the
+    owner role (across tenants unless ``what.tenant_id``); returns what was handed over."""
+    params = {
+        "now": what.now,
+        "max_attempts": what.max_attempts,
+        "stale_before": what.stale_before,
+        "tenant_id": what.tenant_id,
+        "ids": None if what.session_ids is None else list(what.session_ids),
+        "per_tenant": what.per_tenant,
+        "limit": what.limit,
+    }
+    with conn.transaction():
+        rows = conn.execute(Q["claim_builds"], params).fetchall()
+        due = sorted(((r["tenant_id"], int(r["id"])) for r in rows), key=lambda s: s[1])
+        if due:
+            send(due)
+    return due
