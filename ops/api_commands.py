@@ -21,7 +21,7 @@ from ops.cli import Context, cli, pass_ctx, table, tenant_option
 from ops.components import load_model, make_embedder_from, make_search_settings
 from ops.logs import configure_logging
 from ops.metrics import SharedMetrics
-from ops.pipeline import build_actor, in_process_workers, scheduled_consolidation
+from ops.pipeline import build_actor, build_process
 from ops.runtime import Runtime, open_runtime, wall_clock
 from ops.settings import SERVE_SETTINGS_ENV, Settings
 from retrieval.recent import RecentWindow
@@ -100,8 +100,8 @@ def _flush_pending(state: ApiState, stop: threading.Event) -> None:
     "--workers/--no-workers",
     "with_workers",
     default=None,
-    help="Build and run the consolidation schedule in this process too (default: yes on "
-    "the embedded default, no otherwise).",
+    help="Build and run the consolidation schedule in a child process at a lower CPU "
+    "priority (MEMLEDGER_BUILD_NICE) (default: yes on the embedded default, no otherwise).",
 )
 @pass_ctx
 def serve(
@@ -114,37 +114,32 @@ def serve(
     processes = processes or s.api_processes
     if with_workers is None:
         with_workers = s.database_url is None
-    with open_runtime(s) as rt:
-        workers = in_process_workers(rt) if with_workers else build_actor(rt)
-        with (
-            workers as actor,
-            scheduled_consolidation(rt, actor) if with_workers else nullcontext(),
-        ):
-            click.echo(
-                f"memledger API on http://{host}:{port} ({processes} process(es); tenant keys:"
-                f" memledger keys create)\n"
-                f"  curl -s -H 'Authorization: Bearer <key>' -H 'content-type: application/json'"
-                f' -d \'{{"query": "what does maya like?", "user_id": "maya"}}\''
-                f" http://{host}:{port}/v1/context"
-            )
-            if processes == 1:
-                with api_state(rt, actor) as state:
-                    uvicorn.run(create_app(state), host=host, port=port, log_level="warning")
-                return
-            # Each server process builds its own state from these settings, on the
-            # services this process reached (or started), and loads the model: a model
-            # file that cannot load would stop each of them at start, so check it here.
-            load_model(make_embedder_from(s), check_only=True)
-            urls = {"database_url": rt.urls.database_url, "redis_url": rt.urls.redis_url}
-            os.environ[SERVE_SETTINGS_ENV] = s.model_copy(update=urls).model_dump_json()
-            uvicorn.run(
-                "ops.api_commands:server_process_app",
-                factory=True,
-                workers=processes,
-                host=host,
-                port=port,
-                log_level="warning",
-            )
+    with open_runtime(s) as rt, build_process(rt) if with_workers else nullcontext():
+        click.echo(
+            f"memledger API on http://{host}:{port} ({processes} process(es); tenant keys:"
+            f" memledger keys create)\n"
+            f"  curl -s -H 'Authorization: Bearer <key>' -H 'content-type: application/json'"
+            f' -d \'{{"query": "what does maya like?", "user_id": "maya"}}\''
+            f" http://{host}:{port}/v1/context"
+        )
+        if processes == 1:
+            with build_actor(rt) as actor, api_state(rt, actor) as state:
+                uvicorn.run(create_app(state), host=host, port=port, log_level="warning")
+            return
+        # Each server process builds its own state from these settings, on the services
+        # this process reached (or started), and loads the model: a model file that
+        # cannot load would stop each of them at start, so check it here.
+        load_model(make_embedder_from(s), check_only=True)
+        urls = {"database_url": rt.urls.database_url, "redis_url": rt.urls.redis_url}
+        os.environ[SERVE_SETTINGS_ENV] = s.model_copy(update=urls).model_dump_json()
+        uvicorn.run(
+            "ops.api_commands:server_process_app",
+            factory=True,
+            workers=processes,
+            host=host,
+            port=port,
+            log_level="warning",
+        )
 
 
 def server_process_app() -> FastAPI:

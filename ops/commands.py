@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -21,12 +23,15 @@ from ops.ingest import IngestReport, count_lines, ingest_lines, read_lines
 from ops.pipeline import (
     build_actor,
     enqueue_pending,
+    follow_parent,
     in_process_workers,
+    scheduled_consolidation,
     wait_for_builds,
     wait_for_projections,
 )
 from ops.runtime import Runtime, open_runtime, wall_clock
 from ops.services import redacted
+from ops.settings import SERVE_SETTINGS_ENV, Settings
 from retrieval.bundle import render_text
 from retrieval.recent import RecentWindow
 from retrieval.search import Scope
@@ -220,18 +225,32 @@ from ops.eval import commands as _eval  # noqa: E402,F401  (registers `eval`)
 
 @cli.command()
 @click.option("--threads", type=click.IntRange(1, 64), help="Worker threads (default: setting).")
+@click.option(
+    "--schedule/--no-schedule",
+    default=False,
+    help="Run the consolidation schedule in this process too (one per deployment).",
+)
+@click.option("--child-of", type=int, hidden=True, help="memledger serve's build process")
 @pass_ctx
-def worker(ctx: Context, threads: int | None) -> None:
+def worker(ctx: Context, threads: int | None, schedule: bool, child_of: int | None) -> None:
     """Run build workers (dramatiq on Redis) until interrupted; run as many as you like."""
     import signal
     import threading
 
     settings = ctx.settings
+    if child_of is not None:  # serve's settings and services, at a lower priority
+        settings = Settings.model_validate_json(os.environ[SERVE_SETTINGS_ENV])
+        follow_parent(child_of, settings.build_nice)
     if threads:
         settings = settings.model_copy(update={"worker_threads": threads})
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    with open_runtime(settings) as rt, in_process_workers(rt):
-        click.echo(f"worker running with {settings.worker_threads} threads; Ctrl-C stops it")
+    with (
+        open_runtime(settings, init_schema=child_of is None) as rt,
+        in_process_workers(rt) as actor,
+        scheduled_consolidation(rt, actor) if schedule else nullcontext(),
+    ):
+        if child_of is None:
+            click.echo(f"worker running with {settings.worker_threads} threads; Ctrl-C stops it")
         stop.wait()

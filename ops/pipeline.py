@@ -1,13 +1,20 @@
-"""The in-process pipeline of the default mode: broker, worker threads, waiting for builds."""
+"""The pipeline of the default mode: broker, worker threads, serve's build process, waiting
+for builds."""
 
 from __future__ import annotations
 
+import ctypes
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 
 import dramatiq
+import structlog
 from dramatiq.errors import QueueJoinTimeout
 
 from ledger.db import make_pool
@@ -20,6 +27,11 @@ from ops.components import load_model, make_build_config
 from ops.metrics import shared_metrics
 from ops.runtime import Runtime, wall_clock
 from ops.scheduler import make_scheduler
+from ops.settings import SERVE_SETTINGS_ENV
+
+log = structlog.get_logger(__name__)
+CHILD_STOP_SECONDS = 10  # a stopped build process finishes its builds within this, or is killed
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
 
 
 @contextmanager
@@ -119,3 +131,36 @@ def project_read_models(rt: Runtime) -> ProjectStats:
     already have), so what runs next reads current read models.
     """
     return project(rt.conn, rt.settings.tenant, now=wall_clock())
+
+
+@contextmanager
+def build_process(rt: Runtime) -> Iterator[subprocess.Popen[bytes]]:
+    """``memledger worker --schedule`` as a child of this process, on this process's services:
+    builds and the consolidation schedule of ``memledger serve``'s default mode, at a CPU
+    priority ``build_nice`` lower than the API's, so a backlog of builds takes only the CPU
+    that requests leave. The child exits with this process; the block's end stops it."""
+    urls = {"database_url": rt.urls.database_url, "redis_url": rt.urls.redis_url}
+    env = {**os.environ, SERVE_SETTINGS_ENV: rt.settings.model_copy(update=urls).model_dump_json()}
+    command = [sys.executable, "-m", "ops", "worker", "--schedule", "--child-of", str(os.getpid())]
+    child = subprocess.Popen(command, env=env)
+    try:
+        yield child
+    finally:
+        child.terminate()
+        try:
+            child.wait(CHILD_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            log.warning("build_process_killed", pid=child.pid, after_seconds=CHILD_STOP_SECONDS)
+            child.kill()
+            child.wait()
+
+
+def follow_parent(parent_pid: int, nice: int) -> None:
+    """Make this process a child of ``parent_pid`` that yields the CPU to it (``nice``) and
+    receives SIGTERM when it dies (Linux; elsewhere the parent's exit stops it)."""
+    os.nice(nice)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent_pid:  # it died before the line above took effect
+        os.kill(os.getpid(), signal.SIGTERM)

@@ -68,6 +68,12 @@ class Settings(BaseSettings):
     build_backoff_seconds: float = Field(default=30, gt=0)
     build_max_attempts: int = Field(default=5, gt=0)
     worker_threads: int = Field(default=2, gt=0)
+    build_nice: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="how much lower the CPU priority of serve's build process is than its API",
+    )
     recent_window: int = Field(
         default=20, gt=0, le=1000, description="messages per channel kept in Redis for context"
     )

@@ -119,9 +119,7 @@ class CpuClock:
 class ApiFigures:
     events: int
     ingest: CpuUse  # its requests: the batches
-    context: CpuUse  # its requests: the bundles
-    context_p50_ms: float
-    context_p95_ms: float
+    context: ContextFigures
     clients: int
 
     @property
@@ -144,10 +142,18 @@ class ApiFigures:
     "--processes", default=2, show_default=True, type=click.IntRange(1, 64),
     help="memledger serve --processes",
 )  # fmt: skip
+@click.option(
+    "--backlog", default=0, show_default=True, type=click.IntRange(0),
+    help="Also time context bundles on a server with build workers, first with nothing to "
+    "build, then with at least this many sessions waiting for a build.",
+)  # fmt: skip
 @pass_ctx
-def bench_api(ctx: Context, events: int, contexts: int, clients: int, processes: int) -> None:
+def bench_api(
+    ctx: Context, events: int, contexts: int, clients: int, processes: int, backlog: int
+) -> None:
     """HTTP ingest events/s (batches of 100) and context p50/p95 with concurrent clients,
-    against `memledger serve` on loopback, each after a short untimed warm-up."""
+    against `memledger serve` on loopback, each after a short untimed warm-up; with
+    --backlog, context p50/p95 again while the server's workers build a backlog."""
     s = ctx.settings
     services = running_services(s.home, s.database_url, s.redis_url)
     with (
@@ -162,6 +168,12 @@ def bench_api(ctx: Context, events: int, contexts: int, clients: int, processes:
             build_session(conn, tenant, session_id, config, now=now)
         project(conn, "bench-api", now=now)
         key = create_key(conn, "bench-api", name="bench", now=now)[1]
+        behind = None
+        if backlog:
+            from ops.bench.api_backlog import run_backlog  # it builds on this module
+
+            behind = run_backlog(conn, url, urls.redis_url, key, backlog, contexts, clients,
+                                 processes, now)  # fmt: skip
         with scratch_redis(urls.redis_url) as redis_url, serving(url, redis_url, processes) as api:
             f = run_api(
                 api.url, key, events=events, contexts=contexts, clients=clients, server=api.process
@@ -176,10 +188,12 @@ def bench_api(ctx: Context, events: int, contexts: int, clients: int, processes:
         f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {with_clients}, {servers}, "
         f"after {WARMUP_BATCHES * BATCH:,} warm-up events)\n"
         f"    {f.ingest.per_request('batch')}\n"
-        f"  context: {f.context.requests} bundles, p50 {f.context_p50_ms:.1f} ms, "
-        f"p95 {f.context_p95_ms:.1f} ms ({with_clients}, query embedding included)\n"
-        f"    {f.context.per_request('bundle')}"
+        f"  context: {f.context.cpu.requests} bundles, p50 {f.context.p50_ms:.1f} ms, "
+        f"p95 {f.context.p95_ms:.1f} ms ({with_clients}, query embedding included)\n"
+        f"    {f.context.cpu.per_request('bundle')}"
     )
+    if behind is not None:
+        click.echo(behind.report(with_clients))
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -204,6 +218,18 @@ def run_api(
     load.post_all("/v1/events", batches[:WARMUP_BATCHES])
     clock = CpuClock(server)
     ingest = clock.read(len(load.post_all("/v1/events", batches[WARMUP_BATCHES:])))
+    return ApiFigures(events, ingest, time_contexts(load, contexts, server), clients)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextFigures:
+    cpu: CpuUse  # its requests: the bundles
+    p50_ms: float
+    p95_ms: float
+
+
+def time_contexts(load: Load, contexts: int, server: psutil.Process) -> ContextFigures:
+    """Context bundles for distinct questions after an untimed warm-up: latency and CPU."""
     questions = [
         _body({"query": q, "user_id": f"maya-{i % 20}"})
         for i, q in enumerate(QUESTIONS[: WARMUP_CONTEXTS + contexts])
@@ -211,14 +237,10 @@ def run_api(
     load.post_all("/v1/context", questions[:WARMUP_CONTEXTS])
     clock = CpuClock(server)
     latencies = sorted(load.post_all("/v1/context", questions[WARMUP_CONTEXTS:]))
-    context = clock.read(len(latencies))
-    return ApiFigures(
-        events,
-        ingest,
-        context,
+    return ContextFigures(
+        clock.read(len(latencies)),
         1000 * latencies[len(latencies) // 2],
         1000 * latencies[int(len(latencies) * 0.95)],
-        clients,
     )
 
 

@@ -67,10 +67,10 @@ def test_the_load_is_stored_whole_and_the_warm_up_is_not_timed(server: Server) -
         server=psutil.Process(),  # this test's server runs in a thread of this process
     )
 
-    assert (figures.events, figures.context.requests, figures.clients) == (250, 8, 3)
+    assert (figures.events, figures.context.cpu.requests, figures.clients) == (250, 8, 3)
     assert figures.ingest.requests == 3  # batches of 100: 100, 100, 50
-    assert 0 < figures.context_p50_ms <= figures.context_p95_ms
-    assert figures.ingest.wall > 0 and figures.context.wall > 0
+    assert 0 < figures.context.p50_ms <= figures.context.p95_ms
+    assert figures.ingest.wall > 0 and figures.context.cpu.wall > 0
     with connect(server.db_url, autocommit=True) as conn:
         assert stored_bench_events(conn, "bench") == WARMUP_BATCHES * BATCH + 250
     assert contexts_served() - before == WARMUP_CONTEXTS + 8

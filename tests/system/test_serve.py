@@ -111,3 +111,26 @@ def _statuses(db_url: str) -> set[str]:
     with connect(db_url) as conn:
         rows = conn.execute("SELECT DISTINCT status FROM memory_sessions").fetchall()
     return {r["status"] for r in rows}
+
+
+def test_serve_builds_in_a_child_process_at_a_lower_priority_that_dies_with_it(
+    served_db: tuple[str, str], redis: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMLEDGER_EMBEDDER", "hash")
+    monkeypatch.setenv("MEMLEDGER_BUILD_NICE", "7")
+    with api(served_db, redis, processes=1, workers=True) as (served, client):
+        (builder,) = served.process.children()
+        assert "worker" in builder.cmdline()
+        deadline = time.monotonic() + 30  # it lowers its priority once it has started
+        while builder.nice() == served.process.nice() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert builder.nice() == served.process.nice() + 7
+        out = client.post("/v1/events", json={"events": SAMPLE}).json()
+        for open_session in {r["session_id"] for r in out["results"]} - {*out["sessions_closed"]}:
+            client.post(f"/v1/sessions/{open_session}/close").raise_for_status()
+        deadline = time.monotonic() + 60
+        while _statuses(served_db[0]) != {"built"} and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _statuses(served_db[0]) == {"built"}
+        served.process.kill()  # no chance to stop its child: the child stops itself
+        builder.wait(timeout=15)
