@@ -71,7 +71,7 @@ def build_session(tenant_id: str, session_id: int) -> None:
     drops = [(GATE_DROPS, (gate,), n) for gate, n in outcome.dropped.items()]
     state.metrics.add([(BUILDS, (outcome.status,), 1), *drops])
     if outcome.status == "built" and _projector is not None:
-        _projector.send(tenant_id)
+        enqueue_projection(tenant_id)
     log.info(
         "session_built",
         tenant_id=tenant_id,

@@ -17,6 +17,7 @@ from ops.actors import enqueue_builds, enqueue_projection
 from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
+from ops.broker import redis_client, redis_restarted
 from ops.cli import Context, cli, pass_ctx, table, tenant_option
 from ops.components import load_model, make_embedder_from, make_search_settings
 from ops.logs import configure_logging
@@ -36,7 +37,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
     """The API's shared state on a runtime; flushes access counts and metrics in the
     background."""
     s = rt.settings
-    window = RecentWindow.from_url(rt.urls.redis_url, s.recent_window)
+    window = RecentWindow(redis_client(rt.urls.redis_url, timeout=0.5), s.recent_window)
 
     def redis_ping() -> bool:
         try:
@@ -59,6 +60,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             clock=wall_clock,
             redis_ping=redis_ping,
             metrics=SharedMetrics(window.client),
+            queue_restarted=lambda: redis_restarted(actor.broker),
         )
         stop = threading.Event()
         flusher = threading.Thread(target=_flush_pending, args=(state, stop), daemon=True)

@@ -30,6 +30,8 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ops.broker import redis_client
+
 log = structlog.get_logger(__name__)
 KEY = "memledger:metrics"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -162,7 +164,7 @@ class SharedMetrics:
 def shared_metrics(url: str) -> Iterator[SharedMetrics]:
     """The metrics in the Redis at ``url``, flushed every ``FLUSH_SECONDS`` by a thread of
     their own and once more at exit; the connections are closed then."""
-    client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+    client = redis_client(url, timeout=0.5)
     metrics = SharedMetrics(client)
     stop = threading.Event()
 

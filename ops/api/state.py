@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import dramatiq
 import psycopg
@@ -42,10 +42,14 @@ class ApiState:
     redis_ping: Callable[[], bool]
     metrics: SharedMetrics
     access: AccessLog = field(default_factory=AccessLog)
+    # whether the queue's Redis restarted since last asked (it may have lost messages)
+    queue_restarted: Callable[[], bool] = field(default=lambda: False)
     # Appends are serialized by the ledger's lock. A process lets one request at a time
     # validate and append a batch: the others wait here, not holding the interpreter
     # from the one whose append holds the ledger.
     appending: threading.Lock = field(default_factory=threading.Lock)
+    # builds handed over before this may be lost with a restarted Redis: handed over again
+    _lost_before: datetime | None = field(default=None, init=False, repr=False)
 
     @contextmanager
     def connection(self) -> Iterator[Conn]:
@@ -63,12 +67,28 @@ class ApiState:
 
     def drain_outbox(self, what: HandOver | None = None) -> int:
         """Hand builds waiting in the outbox to the queue (by default every one due, across
-        tenants). Never raises: what cannot be handed over now (the queue or the database
-        is down) stays in the outbox for the next hand-over. Returns how many were."""
-        what = what or HandOver(self.clock(), self.settings.build_max_attempts)
+        tenants, and after a restart of the queue's Redis every one handed over before it
+        and not built yet: its message may be lost). Never raises: what cannot be handed
+        over now (the queue or the database is down) stays in the outbox for the next
+        hand-over. Returns how many were."""
         try:
+            if what is None:
+                what = self._due_builds()
             with self.connection() as conn:
-                return len(hand_over(conn, self.send_builds, what))
+                handed = hand_over(conn, self.send_builds, what)
         except (*QUEUE_DOWN, psycopg.Error) as exc:
-            log.warning("builds_left_in_outbox", tenant_id=what.tenant_id, error=str(exc))
+            tenant_id = what.tenant_id if what else None
+            log.warning("builds_left_in_outbox", tenant_id=tenant_id, error=str(exc))
             return 0
+        if not handed and what.stale_before == self._lost_before:
+            self._lost_before = None  # every build the restart may have lost is queued again
+        return len(handed)
+
+    def _due_builds(self) -> HandOver:
+        now = self.clock()
+        if self.queue_restarted():
+            # handed over before now (the claim compares with <=; times are whole µs)
+            self._lost_before = now - timedelta(microseconds=1)
+            log.warning("queue_restarted", lost_before=self._lost_before.isoformat())
+        max_attempts = self.settings.build_max_attempts
+        return HandOver(now, max_attempts, stale_before=self._lost_before)
