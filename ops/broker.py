@@ -40,7 +40,7 @@ def redis_client(url: str, *, timeout: float) -> redis.Redis:
 
 def setup_broker(redis_url: str) -> RedisBroker:
     """A Redis broker for ``redis_url``, made the global dramatiq broker."""
-    broker = RedisBroker(client=redis_client(redis_url, timeout=5.0), namespace=NAMESPACE)
+    broker = RedisBroker(client=redis_client(redis_url, timeout=2.0), namespace=NAMESPACE)
     dramatiq.set_broker(broker)
     return broker
 
