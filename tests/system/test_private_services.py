@@ -1,0 +1,145 @@
+"""The embedded servers are their owner's alone: another local user cannot list the home,
+read the Redis dump, connect to Redis, or connect to PostgreSQL (through its socket or
+TCP), also when the home is too long to hold the sockets and they move to the runtime
+directory; and the directories above the home keep their modes. A server an older version
+started with trust authentication is made private in place, its open connections kept.
+
+Run as root: the other user is ``nobody``, through runuser (or setpriv)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+
+from ops.acl import grant_traversal
+from tests.system.home_services import base_dir, holding
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not (shutil.which("runuser") or shutil.which("setpriv")),
+    reason="proving what another user cannot do needs root (to act as nobody) and runuser",
+)
+LONG = "h" * 110  # too long for a socket path: the sockets move to the runtime directory
+SECRET = "maya's chat: the door code is 4711"
+PROBE = """
+import json, os, socket, sys
+import psycopg, redis
+home, database_url, redis_socket = sys.argv[1:]
+def denied(attempt):
+    try:
+        attempt()
+    except (OSError, psycopg.OperationalError, redis.ConnectionError):
+        return True
+    return False
+def tcp():
+    psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="memledger",
+                    connect_timeout=3).close()
+print(json.dumps({
+    "list home": denied(lambda: os.listdir(home)),
+    "read dump": denied(lambda: open(f"{home}/redis/memledger.rdb", "rb").read()),
+    "redis": denied(lambda: redis.Redis(unix_socket_path=redis_socket).ping()),
+    "postgres socket": denied(lambda: psycopg.connect(database_url, connect_timeout=3).close()),
+    "postgres tcp": denied(tcp),
+}))
+"""
+EVERYTHING_DENIED = {
+    what: True for what in ("list home", "read dump", "redis", "postgres socket", "postgres tcp")
+}
+
+
+def as_nobody(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which("runuser"):
+        prefix = ["runuser", "-u", "nobody", "--"]
+    else:
+        prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    command = [*prefix, sys.executable, "-c", code, *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd="/", timeout=60)
+
+
+@pytest.fixture
+def base() -> Iterator[Path]:
+    with base_dir() as path:
+        yield path
+
+
+def _modes(paths: list[Path]) -> dict[Path, int]:
+    return {p: stat.S_IMODE(p.stat().st_mode) for p in paths}
+
+
+@pytest.mark.parametrize("name", ["home", LONG], ids=["short-home", "long-home"])
+def test_another_user_reaches_nothing_of_the_embedded_services(base: Path, name: str) -> None:
+    home = base / name
+    parents = _modes(list(home.parents))
+    with holding(home) as held:
+        with redis.Redis.from_url(held.redis_url) as client:
+            client.set("memledger:test", SECRET)
+            client.save()
+        assert SECRET.encode() in (home / "redis" / "memledger.rdb").read_bytes()
+        with psycopg.connect(held.database_url) as conn:
+            assert conn.execute("SHOW listen_addresses").fetchone() == ("",)  # no TCP
+        redis_socket = held.redis_url.removeprefix("unix://")
+        probe = as_nobody(PROBE, str(home), held.database_url, redis_socket)
+        assert probe.returncode == 0, probe.stderr
+        assert json.loads(probe.stdout) == EVERYTHING_DENIED
+        if name == LONG:  # the sockets are elsewhere, and as private
+            assert not redis_socket.startswith(str(home))
+    assert _modes(list(home.parents)) == parents
+
+
+def test_a_directory_grant_lets_one_user_through_and_no_one_else(base: Path) -> None:
+    """As root, the embedded PostgreSQL's user traverses a private directory above its
+    data by an ACL entry of its own: it cannot list it, nobody cannot even traverse it,
+    and the directory's permissions for group and others stay none."""
+    private = base / "private"
+    (private / "inside").mkdir(parents=True)
+    private.chmod(0o700)
+    uid = int(subprocess.check_output(["id", "-u", "embedded_postgres"], text=True))
+    assert grant_traversal(private, uid, [uid])
+    assert not grant_traversal(private, uid, [uid])  # once is enough
+    assert stat.S_IMODE(private.stat().st_mode) & 0o007 == 0
+    as_postgres = ["runuser", "-u", "embedded_postgres", "--", "ls"]
+    assert subprocess.run([*as_postgres, private / "inside"], capture_output=True).returncode == 0
+    assert subprocess.run([*as_postgres, private], capture_output=True).returncode != 0
+    probe = as_nobody("import os, sys; os.listdir(sys.argv[1])", str(private / "inside"))
+    assert "PermissionError" in probe.stderr
+
+
+def test_a_running_server_made_with_trust_is_made_private_in_place(base: Path) -> None:
+    """An older version made the data directory with trust authentication and, for a long
+    home, a socket directory anyone could enter."""
+    home = base / LONG
+    home.mkdir()
+    start_old = (
+        "import sys, embedded_postgres;"
+        " print(embedded_postgres.get_server(sys.argv[1], cleanup_mode=None).get_uri())"
+    )
+    old = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", start_old, str(home / "postgres")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    old_url = old.stdout.strip().splitlines()[-1]
+    socket_dir = old_url.split("host=")[1]
+    assert stat.S_IMODE(Path(socket_dir).stat().st_mode) == 0o777
+    with psycopg.connect(old_url, autocommit=True) as live:
+        pid = live.execute("SELECT pg_backend_pid()").fetchone()
+        with holding(home) as held:
+            assert held.database_url.find(f"host={socket_dir}") >= 0  # the same server
+            assert live.execute("SELECT pg_backend_pid()").fetchone() == pid
+            assert stat.S_IMODE(Path(socket_dir).stat().st_mode) == 0o700
+            hba = (home / "postgres" / "pg_hba.conf").read_text()
+            assert "trust" not in hba and "peer map=owner" in hba
+            probe = as_nobody(PROBE, str(home), old_url, "/nonexistent")
+            assert json.loads(probe.stdout)["postgres socket"] is True
+            with psycopg.connect(old_url) as fresh:  # its owner connects as before
+                assert fresh.execute("SELECT 1").fetchone() == (1,)
