@@ -99,14 +99,26 @@ def connect(url: str, *, autocommit: bool = False) -> Conn:
     return conn
 
 
-def make_pool(url: str, *, min_size: int = 1, max_size: int = 8) -> ConnectionPool[Conn]:
-    """A connection pool whose connections are configured like :func:`connect`."""
+# How long the pool keeps retrying one failed connection before it gives the attempt up;
+# the next caller that finds the pool empty starts a new one. (psycopg_pool's default, five
+# minutes of retries backing off to a minute apart, can leave a pool that long without
+# noticing the database is back.)
+RECONNECT_SECONDS = 5.0
+
+
+def make_pool(
+    url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 30.0
+) -> ConnectionPool[Conn]:
+    """A connection pool whose connections are configured like :func:`connect`. A caller
+    waits at most ``timeout`` seconds for a connection, then gets ``PoolTimeout``."""
     return ConnectionPool(
         url,
         min_size=min_size,
         max_size=max_size,
         kwargs={"row_factory": dict_row},
         configure=configure,
+        timeout=timeout,
+        reconnect_timeout=RECONNECT_SECONDS,
         open=True,
     )
 

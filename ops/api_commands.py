@@ -47,7 +47,9 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
 
     embedder = make_embedder_from(s)
     load_model(embedder)  # before the process accepts a request
-    with make_pool(rt.urls.database_url, max_size=s.pool_max_size) as pool:
+    with make_pool(
+        rt.urls.database_url, max_size=s.pool_max_size, timeout=s.pool_timeout_seconds
+    ) as pool:
         state = ApiState(
             settings=s,
             pool=pool,

@@ -47,6 +47,18 @@ class Settings(BaseSettings):
     max_future_skew_seconds: float = Field(default=600, ge=0)
     ingest_batch_size: int = Field(default=1000, gt=0, le=100_000)
     pool_max_size: int = Field(default=8, gt=0)
+    pool_timeout_seconds: float = Field(
+        default=0.5,
+        gt=0,
+        description="how long an API request waits for a database connection before it is "
+        "answered 503 (the database is down, or every connection is busy)",
+    )
+    api_key_cache_seconds: float = Field(
+        default=10,
+        ge=0,
+        description="how long a server process remembers what an API key resolved to (a "
+        "revoked key keeps working up to this long; 0: every request looks its key up)",
+    )
     api_processes: int = Field(default=1, gt=0, le=64, description="memledger serve processes")
     embedder: Literal["local", "openai", "hash"] = Field(
         default="local", description="local ONNX MiniLM, an OpenAI-compatible API, or hash (tests)"

@@ -4,11 +4,13 @@ Every authenticated request runs in one transaction under its key's tenant scope
 (``SET LOCAL ROLE memledger_app`` + ``app.tenant_id``), so row-level security applies to
 everything it touches. Errors are JSON ``{"error", "message", "fields"}``: 401 without a
 valid key, 404 for what the tenant does not have, 413 for an oversized body, 422 for bad
-input (naming the field) — never a 500 for bad input.
+input (naming the field) — never a 500 for bad input — and 503 with ``Retry-After`` while
+the database cannot answer.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from http import HTTPStatus
@@ -16,6 +18,7 @@ from typing import Annotated, Any
 
 import psycopg
 import redis
+import structlog
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -28,11 +31,18 @@ from ledger.errors import InvalidEvent, InvalidScope, MemledgerError, SessionNot
 from materializers.api import InvalidReview, InvalidSkillStatus, SkillNotFound
 from observations.edits import EntryNotFound, InvalidEdit
 from ops.api.idempotency import IdempotencyKeyReused
-from ops.api.keys import KeyOwner, resolve_key
+from ops.api.keys import KeyCache, KeyOwner, resolve_key
 from ops.api.state import ApiState
 from retrieval.search import InvalidQuery
 
+log = structlog.get_logger(__name__)
 MAX_BODY_BYTES = 8 * 1024 * 1024
+RETRY_AFTER_SECONDS = 1  # told to clients while the database cannot answer
+READY_PROBE_SECONDS = 0.5  # /readyz waits at most this long for a database connection
+# SQLSTATE classes of a database that cannot answer now, whatever the request: connection
+# failures, insufficient resources (too many connections), operator intervention (shutting
+# down, starting up, cancelled), transaction rollback (deadlock, serialization)
+UNAVAILABLE_CLASSES = ("08", "53", "57", "40")
 NOT_FOUND = (SessionNotFound, EntryNotFound, SkillNotFound)
 BAD_INPUT = (InvalidEvent, InvalidScope, InvalidQuery, InvalidEdit, InvalidReview,
              InvalidSkillStatus, IdempotencyKeyReused)  # fmt: skip
@@ -60,6 +70,7 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
         lifespan=lifespan,
     )
     app.state.memledger = state
+    app.state.key_cache = KeyCache(ttl=state.settings.api_key_cache_seconds)
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     _error_handlers(app)
 
@@ -95,10 +106,11 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
 
 
 def _database_ok(state: ApiState) -> bool:
+    """Whether the database answers, found out within about READY_PROBE_SECONDS."""
     try:
-        with state.connection() as conn:
+        with state.pool.connection(timeout=READY_PROBE_SECONDS) as conn:
             conn.execute("SELECT 1")
-    except Exception:
+    except psycopg.Error:
         return False
     return True
 
@@ -110,16 +122,23 @@ async def api_state(request: Request) -> ApiState:
 
 
 def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) -> KeyOwner:
+    """The owner of the request's key: remembered for a few seconds (see KeyCache), else
+    looked up."""
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() not in ("bearer", "token") or not key.strip():
         raise Unauthorized()
-    with state.connection() as conn:
-        conn.autocommit = True  # one read alone: no BEGIN and COMMIT round trips
-        try:
-            owner = resolve_key(conn, key.strip())
-        finally:
-            conn.autocommit = False
+
+    def lookup(key: str) -> KeyOwner | None:
+        with state.connection() as conn:
+            conn.autocommit = True  # one read alone: no BEGIN and COMMIT round trips
+            try:
+                return resolve_key(conn, key)
+            finally:
+                conn.autocommit = False
+
+    cache: KeyCache = request.app.state.key_cache
+    owner = cache.resolve(key.strip(), time.monotonic(), lookup)
     if owner is None:
         raise Unauthorized("unknown or revoked API key")
     return owner
@@ -168,6 +187,22 @@ def _error_handlers(app: FastAPI) -> None:
         """A value PostgreSQL refuses (a NUL character, an out-of-range time): bad input
         the validation above should have named; still never a 500."""
         return _error(422, exc)
+
+    @app.exception_handler(psycopg.OperationalError)
+    def database_unavailable(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
+        """The database cannot answer now (down, restarting, out of connections; the pool's
+        PoolTimeout is one of these): 503, to be retried. Any other OperationalError
+        (a program limit the request hit) is the server's error."""
+        if exc.sqlstate is not None and exc.sqlstate[:2] not in UNAVAILABLE_CLASSES:
+            raise exc
+        log.warning("database_unavailable", path=request.url.path, error=str(exc))
+        body = {
+            "error": "DatabaseUnavailable",
+            "message": f"the database cannot answer now: retry in {RETRY_AFTER_SECONDS} s",
+            "fields": {},
+        }
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        return JSONResponse(body, status_code=503, headers=headers)
 
     @app.exception_handler(StarletteHTTPException)
     def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -1,14 +1,17 @@
 """API keys: shown once, stored as sha256, each bound to one tenant.
 
 The key lookup is the one query that runs before a tenant is known, so it runs as the
-owner role; everything a request does afterwards runs under that key's tenant scope.
+owner role; everything a request does afterwards runs under that key's tenant scope. A
+server process remembers what a key resolved to for a few seconds (:class:`KeyCache`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ledger.db import Conn, tenant_scope
@@ -62,6 +65,40 @@ def resolve_key(conn: Conn, key: str) -> KeyOwner | None:
     if row is None:
         return None
     return KeyOwner(row["tenant_id"], row["id"], row["name"], tuple(row["scopes"]))
+
+
+@dataclass
+class KeyCache:
+    """What presented keys resolved to, each remembered for ``ttl`` seconds: a known key
+    needs no lookup, and a known-bad key is refused without one (also while the database is
+    down). A key revoked meanwhile keeps working until its entry expires. ``now`` is a
+    monotonic time in seconds; at most ``max_keys`` keys are kept, the oldest dropped first."""
+
+    ttl: float
+    max_keys: int = 10_000
+    _entries: dict[bytes, tuple[float, KeyOwner | None]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def resolve(
+        self, key: str, now: float, lookup: Callable[[str], KeyOwner | None]
+    ) -> KeyOwner | None:
+        """The key's owner (None: unknown or revoked), remembered or from ``lookup``; what
+        ``lookup`` raises (the database is down) is raised, and nothing is remembered."""
+        hashed = digest(key)
+        with self._lock:
+            expires, owner = self._entries.get(hashed, (now, None))
+        if expires > now:
+            return owner
+        owner = lookup(key)
+        with self._lock:
+            self._entries.pop(hashed, None)  # re-inserted last: entries stay in expiry order
+            self._entries[hashed] = (now + self.ttl, owner)
+            while self._entries:  # drop the expired and the surplus, oldest first
+                first = next(iter(self._entries))
+                if len(self._entries) <= self.max_keys and self._entries[first][0] > now:
+                    break
+                del self._entries[first]
+        return owner
 
 
 def list_keys(conn: Conn, tenant_id: str) -> list[dict[str, object]]:

@@ -79,9 +79,10 @@ class Server:
 
 
 @contextmanager
-def api_server(db_url: str, redis_url: str) -> Iterator[Server]:
-    settings = Settings(database_url=db_url, redis_url=redis_url, embedder="hash")
-    with make_pool(db_url, max_size=8) as pool:
+def api_server(db_url: str, redis_url: str, **more: Any) -> Iterator[Server]:
+    """The API as ``memledger serve`` makes it, with the settings in ``more``."""
+    settings = Settings(database_url=db_url, redis_url=redis_url, embedder="hash", **more)
+    with make_pool(db_url, max_size=8, timeout=settings.pool_timeout_seconds) as pool:
         queued: list[tuple[str, int]] = []
         projections: list[str] = []
         clock = [NOW]
