@@ -108,3 +108,6 @@ def _recall_text(recall: dict[str, dict[str, float]]) -> str:
         for name, r in recall.items()
     ]
     return "\n".join([head, *rows])
+
+
+from ops.eval import probes as _probes  # noqa: E402,F401  (registers `eval probes`)

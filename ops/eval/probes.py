@@ -1,0 +1,191 @@
+"""``memledger eval probes``: memory-correctness cases run through the HTTP API.
+
+A real ``memledger serve`` with build workers on a scratch database takes each case's
+sessions through ``POST /v1/events`` in file order with their own times, closes each
+session, builds them, runs every maintenance job once (``POST /v1/maintenance/...``), then
+answers each check through the API (context bundles, profiles, listings, skills) and
+reports checks passed per category. The format and the matching rules: docs/probes.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ledger.db import connect
+from ops.api.keys import create_key
+from ops.bench.api import scratch_redis, serving
+from ops.bench.common import scratch_database
+from ops.cli import Context, pass_ctx, progress
+from ops.eval.commands import eval_group
+from ops.eval.probes_checks import Outcome, evaluate
+from ops.eval.probes_data import load
+from ops.eval.probes_model import CATEGORIES, Case, Check, ProbeFile
+from ops.eval.probes_run import Api, Reader, feed, maintain, wait_for_builds
+from ops.runtime import wall_clock
+from ops.services import running_services
+
+PROBES_DATABASE = "memledger_eval_probes"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    case: str
+    category: str
+    kind: str
+    index: int
+    query: str | None
+    passed: bool
+    reason: str  # why it failed
+    returned: str  # what the system returned, abridged
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    cases: int
+    sessions: int
+    results: tuple[CheckResult, ...]
+    maintenance: dict[str, dict[str, Any]]
+
+    def rates(self, by: str) -> dict[str, tuple[int, int]]:
+        """(checks passed, checks) per category or per kind, in the format's order."""
+        order = list(CATEGORIES.values()) if by == "category" else []
+        counts: dict[str, tuple[int, int]] = dict.fromkeys(order, (0, 0))
+        for r in self.results:
+            passed, total = counts.get(getattr(r, by), (0, 0))
+            counts[getattr(r, by)] = (passed + r.passed, total + 1)
+        return {k: v for k, v in counts.items() if v[1]}
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+    def as_json(self) -> dict[str, Any]:
+        def rates(by: str) -> dict[str, dict[str, Any]]:
+            return {
+                k: {"passed": p, "checks": n, "rate": p / n} for k, (p, n) in self.rates(by).items()
+            }
+
+        return {
+            "cases": self.cases,
+            "sessions": self.sessions,
+            "checks": len(self.results),
+            "passed": self.passed,
+            "rate": self.passed / max(len(self.results), 1),
+            "categories": rates("category"),
+            "kinds": rates("kind"),
+            "maintenance": self.maintenance,
+            "results": [asdict(r) for r in self.results],
+        }
+
+
+def run_probes(
+    probes: ProbeFile,
+    db_url: str,
+    redis_url: str,
+    *,
+    now: datetime,
+    processes: int = 1,
+    build_attempts: int = 5,
+    build_timeout: float = 1800,
+    on_built: Callable[[int], None] = lambda built: None,
+) -> Report:
+    """Serve the database (schema applied, no key yet for the file's tenant), run every
+    case through the API and check what the memory holds."""
+    with connect(db_url, autocommit=True) as conn:
+        key = create_key(conn, probes.tenant, name="probes", now=now)[1]
+    with serving(db_url, redis_url, processes, workers=True) as served:
+        api = Api(served.url, key)
+        try:
+            sessions = sum(feed(api, case) for case in probes.cases)
+            wait_for_builds(
+                db_url, probes.tenant, attempts=build_attempts, timeout=build_timeout,
+                on_poll=on_built,
+            )  # fmt: skip
+            maintenance = maintain(api)
+            reader = Reader(api)
+            results = tuple(
+                _result(case, check, evaluate(check, reader.answer(check)))
+                for case in probes.cases
+                for check in case.checks
+            )
+        finally:
+            api.close()
+    return Report(len(probes.cases), sessions, results, maintenance)
+
+
+def _result(case: Case, check: Check, outcome: Outcome) -> CheckResult:
+    return CheckResult(case.id, case.category, check.kind, check.index, check.query,
+                       outcome.passed, outcome.reason, outcome.returned)  # fmt: skip
+
+
+def report_text(report: Report, *, failures: int = 200) -> str:
+    """Pass rates per category and kind, then the failing checks with what was returned."""
+    checks = len(report.results)
+    lines = [
+        f"probes: {report.cases} cases, {report.sessions} sessions, {checks} checks",
+        f"{'category':<22}{'checks':>8}{'passed':>8}{'rate':>9}",
+    ]
+    for name, (passed, total) in report.rates("category").items():
+        lines.append(f"{name:<22}{total:>8}{passed:>8}{passed / total:>9.1%}")
+    lines.append(
+        f"{'overall':<22}{checks:>8}{report.passed:>8}{report.passed / max(checks, 1):>9.1%}"
+    )
+    kinds = report.rates("kind")
+    lines.append("by kind: " + ", ".join(f"{k} {p}/{n}" for k, (p, n) in kinds.items()))
+    failed = [r for r in report.results if not r.passed]
+    if failed:
+        lines.append(f"failing checks ({len(failed)}):")
+    for r in failed[:failures]:
+        query = f" {r.query!r}" if r.query else ""
+        lines.append(f"  {r.case} #{r.index} {r.kind}{query}: {r.reason}")
+        lines.append(f"      returned: {r.returned}")
+    if len(failed) > failures:
+        lines.append(f"  ... and {len(failed) - failures} more (--json has them all)")
+    return "\n".join(lines)
+
+
+@eval_group.command("probes")
+@click.option(
+    "--data",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A probe file (docs/probes.md), e.g. tests/data/probes.json.",
+)
+@click.option("--cases", help="Comma-separated case ids to run (default: all in the file).")
+@click.option(
+    "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write results."
+)
+@pass_ctx
+def eval_probes(ctx: Context, data: Path, cases: str | None, json_out: Path | None) -> None:
+    """Run memory-correctness cases through `memledger serve` (HTTP ingest, builds, the
+    maintenance jobs) and report the checks passed per category, with every failing
+    check and what the memory returned for it."""
+    only = {c.strip() for c in cases.split(",") if c.strip()} if cases else None
+    probes = load(data, only)
+    s = ctx.settings
+    services = running_services(s.home, s.database_url, s.redis_url)
+    total = sum(len(c.sessions) for c in probes.cases)
+    with (
+        services as urls,
+        scratch_database(urls.database_url, PROBES_DATABASE) as url,
+        scratch_redis(urls.redis_url) as redis_url,
+        progress(total, "build", "session") as bar,
+    ):
+
+        def built(n: int) -> None:
+            bar.update(n - bar.n)
+
+        report = run_probes(
+            probes, url, redis_url, now=wall_clock(), on_built=built,
+            build_attempts=s.build_max_attempts,
+        )  # fmt: skip
+    click.echo(report_text(report))
+    if json_out:
+        json_out.write_text(json.dumps(report.as_json(), indent=2))
