@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 WHEEL_DIR ?= ../shared/wheels
 LLAMA_WHEEL := $(WHEEL_DIR)/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl
 
-.PHONY: run serve test lint bench clean
+.PHONY: run serve test lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/memledger bench ingest --events 200000
+
+# schemathesis over every API operation, longer than the test suite's pass, on a new seed
+fuzz: $(STAMP)
+	FUZZ_MAX_EXAMPLES=300 FUZZ_SEED=$$(date +%s) \
+	  $(BIN)/pytest -q -s tests/system/test_api_schema.py -k every_operation
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

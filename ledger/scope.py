@@ -7,10 +7,16 @@ import re
 from ledger.errors import InvalidScope
 
 # 1-128 characters, no control characters, no surrounding whitespace (also published as
-# the JSON-schema pattern of ids in the HTTP API).
+# the JSON-schema pattern of ids in the HTTP API). Whitespace is spelt out as the characters
+# str.strip() removes (beyond the controls): `\s` means other sets in JSON Schema's
+# (ECMA-262) and pydantic's (Rust) regular expressions than in Python's.
 MAX_ID_LENGTH = 128
-ID_PATTERN = r"^[^\x00-\x1f\x7f\s](?:[^\x00-\x1f\x7f]{0,126}[^\x00-\x1f\x7f\s])?$"
-ID = re.compile(ID_PATTERN)
+_CONTROL = r"\x00-\x1f\x7f"
+_SPACE = r" \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+ID_PATTERN = rf"^[^{_CONTROL}{_SPACE}](?:[^{_CONTROL}]{{0,126}}[^{_CONTROL}{_SPACE}])?$"
+# Python's `$` also matches before a last "\n": its own copy ends at the end itself (\Z,
+# which ECMA-262 lacks)
+ID = re.compile(ID_PATTERN.removesuffix("$") + r"\Z")
 
 
 def check_id(value: object, what: str) -> str:

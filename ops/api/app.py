@@ -3,9 +3,9 @@
 Every authenticated request runs in one transaction under its key's tenant scope
 (``SET LOCAL ROLE memledger_app`` + ``app.tenant_id``), so row-level security applies to
 everything it touches. Errors are JSON ``{"error", "message", "fields"}``: 401 without a
-valid key, 404 for what the tenant does not have, 413 for an oversized body, 422 for bad
-input (naming the field) — never a 500 for bad input — and 503 with ``Retry-After`` while
-the database cannot answer.
+valid key, 404 for what the tenant does not have, 405 (with ``Allow``) for a method the path
+does not take, 413 for an oversized body, 422 for bad input (naming the field) — never a 500
+for bad input — and 503 with ``Retry-After`` while the database cannot answer.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ import structlog
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.routing import iter_route_contexts
 from prometheus_client import generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ledger.db import Conn, tenant_scope
@@ -32,6 +34,7 @@ from materializers.api import InvalidReview, InvalidSkillStatus, SkillNotFound
 from observations.edits import EntryNotFound, InvalidEdit
 from ops.api.idempotency import IdempotencyKeyReused
 from ops.api.keys import KeyCache, KeyOwner, resolve_key
+from ops.api.openapi import complete_openapi
 from ops.api.state import ApiState
 from retrieval.search import InvalidQuery
 
@@ -102,6 +105,7 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
 
     app.include_router(routes.router)
     app.include_router(mem0.router)
+    complete_openapi(app, authenticated_by=key_owner)
     return app
 
 
@@ -207,10 +211,14 @@ def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         """The framework's own refusals (no such route, a body it cannot parse) in the shape
-        of every other error."""
+        of every other error; a 405 lists every method the path takes (the framework names
+        those of the first route matching the path only)."""
         name = HTTPStatus(exc.status_code).phrase.replace(" ", "").replace("-", "")
         body = {"error": name, "message": str(exc.detail), "fields": {}}
-        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
+        return JSONResponse(body, status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -223,6 +231,16 @@ def _error_handlers(app: FastAPI) -> None:
             "fields": {"field": where, "errors": len(errors)},
         }
         return JSONResponse(body, status_code=422)
+
+
+def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """The methods of every route whose path matches the request's."""
+    methods: set[str] = set()
+    for route in iter_route_contexts(app.routes):
+        match, _ = route.matches(dict(scope))
+        if match != Match.NONE:
+            methods |= route.methods or set()
+    return sorted(methods)
 
 
 class BodyLimit:

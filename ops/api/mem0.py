@@ -62,7 +62,7 @@ class AddIn(Mem0Body):
 class SearchIn(Mem0Body):
     query: Annotated[Text, Field(min_length=1, max_length=4000)]
     filters: Filters = Field(default_factory=dict)
-    top_k: int = Field(default=10, ge=1, le=100)
+    top_k: int = Field(default=10, ge=1, le=100, strict=True)  # a JSON integer, as documented
 
 
 class ListIn(Mem0Body):

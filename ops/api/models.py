@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from ledger.scope import ID_PATTERN
 
@@ -19,8 +19,22 @@ Text = Annotated[str, Field(pattern=r"^[^\x00]*$")]
 UserId = Annotated[str, Field(pattern=ID_PATTERN, max_length=128)]
 
 
+def _text_time(value: object) -> object:
+    if isinstance(value, int | float):
+        raise ValueError("a time is text (RFC 3339), not a number")
+    return value
+
+
+# A time as the document gives it: RFC 3339 text (pydantic would read a number as seconds
+# since 1970).
+Time = Annotated[datetime, Field(strict=False), BeforeValidator(_text_time)]
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: no unknown fields, and each value of the JSON type the document
+    gives (no 0 for false, "10" for 10 or 1.0 for 1)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class EventsIn(Strict):
@@ -58,8 +72,8 @@ class SearchIn(ScopeIn):
     query: Annotated[Text, Field(min_length=1, max_length=4000)]
     limit: int = Field(default=10, ge=1, le=100)
     kinds: list[Kind] = Field(default_factory=list, max_length=20)
-    since: datetime | None = None
-    until: datetime | None = None
+    since: Time | None = None
+    until: Time | None = None
     history: bool = False
 
 
