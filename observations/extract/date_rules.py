@@ -1,9 +1,16 @@
-"""The phrase rules behind :mod:`observations.extract.dates`: regexes and resolvers.
+"""The candidate finder behind :mod:`observations.extract.dates`: regex needles that find
+date phrases cheaply, each with the resolver that turns a match into a period.
 
-Each rule is a regex (case-insensitive; month names must be capitalised so "may" the verb
-is no month), a resolver from the match and the anchor day to a (start, end, granularity)
-period, and needles: cheap substrings of which the lower-cased text must contain one for
-the regex to be tried at all.
+Most resolvers hand a normalised phrase to dateparser (:mod:`.date_library`). Own rules
+remain only where the library has no answer: weekends and seasons, "last/next <Month>",
+"this <weekday>" in the past tense, a bare year after a preposition, and the choice of a
+year for "3 March" or "in May" when no tense decides it (the nearer occurrence).
+
+A rule's regex is tried only when the lower-cased text holds one of its needles (any
+digit shows as the needle "0"). Phrases that could be something else need a preposition
+before them: a bare month name ("in May", not "you may"), a year ("in 2019", not "2019
+meters"), a numeric date ("on 3/14"; and only when one of its numbers is over 12, so the
+order of day and month is certain).
 """
 
 from __future__ import annotations
@@ -12,284 +19,234 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Literal
 
-Granularity = Literal["day", "weekend", "week", "month", "season", "year"]
-Period = tuple[date, date, Granularity]
-_Handler = Callable[[re.Match[str], date, str], Period | None]
-DIGITS: tuple[str, ...] = ("0",)  # every digit is found as the needle "0"
+from observations.extract import date_library
+from observations.extract.date_periods import (
+    SEASON_START,
+    Period,
+    day_range,
+    distance,
+    month_range,
+    season_range,
+    weekend_range,
+    year_range,
+)
+from observations.extract.date_tense import Tense, tense_at
+from observations.extract.date_words import (
+    MON,
+    MONTH_NAMES,
+    MONTH_NEEDLES,
+    NUM,
+    ORD,
+    REL,
+    SEASON,
+    WEEKDAY,
+    WEEKDAY_NAMES,
+    YEAR,
+    month_number,
+    number,
+    ordinal,
+    relation,
+    weekday_name,
+)
 
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-_MONTH_INDEX = {name.lower(): i + 1 for i, name in enumerate(MONTHS)}
-_MONTH_INDEX.update({name[:3].lower(): i + 1 for i, name in enumerate(MONTHS)})
-_MONTH_INDEX["sept"] = 9
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WEEKDAY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3}
-_WEEKDAY_ABBR.update({"fri": 4, "sat": 5, "sun": 6})
-_SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "a couple of": 2,
-    "a couple": 2,
-    "couple of": 2,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-}
-_YEAR_PREPOSITION = re.compile(
-    r"(?i)\b(?:in|since|from|until|till|by|of|during|around|before|after|circa|year)\s+$"
-)
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a resolver sees besides its match: the whole text, the anchor day, and the
+    tense the caller gave (``None``: read it from the sentence around the match)."""
+
+    text: str
+    anchor: date
+    tense: Tense | None = None
+
+    def tense_of(self, match: re.Match[str]) -> Tense | None:
+        return self.tense or tense_at(self.text, match.start(), match.end())
+
+    def after(self, match: re.Match[str], words: re.Pattern[str]) -> bool:
+        """Whether one of ``words`` stands right before the match."""
+        return words.search(self.text, max(0, match.start() - 24), match.start()) is not None
+
+
+Resolver = Callable[[re.Match[str], Context], Period | None]
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
     regex: re.Pattern[str]
-    resolve: _Handler
+    resolve: Resolver
     needles: frozenset[str]  # the text must contain one of them for ``regex`` to be tried
 
 
-def _rule(pattern: str, handler: _Handler, needles: tuple[str, ...]) -> Rule:
-    return Rule(re.compile(pattern, re.IGNORECASE), handler, frozenset(needles))
+_PREPOSITION = re.compile(
+    r"(?i)\b(?:in|since|from|until|till|by|of|during|around|before|after|on|circa|year)\s+$"
+)
+_PLURAL_CONTEXT = re.compile(r"(?i)\b(?:every|each|most|some|other|all)\s+$")
+_THE = re.compile(r"(?i)\bthe\s+$")
 
 
-def _shift_month(day: date, months: int) -> tuple[int, int]:
-    index = day.year * 12 + day.month - 1 + months
-    return index // 12, index % 12 + 1
+def _library(query: str, ctx: Context, order: str | None = None) -> Period | None:
+    return date_library.parse(query.lower(), ctx.anchor, None, order)
 
 
-def _month_range(year: int, month: int) -> Period:
-    last_year, last_month = _shift_month(date(year, month, 1), 1)
-    return date(year, month, 1), date(last_year, last_month, 1) - timedelta(days=1), "month"
+def _by_tense(
+    query: str, m: re.Match[str], ctx: Context, order: str | None = None
+) -> Period | None:
+    """A phrase without a year ("3 March", "in May"): in the past tense the latest
+    occurrence up to the anchor, in the future the first from it on, else the nearer."""
+    tense, query = ctx.tense_of(m), query.lower()
+    past = date_library.parse(query, ctx.anchor, "past", order)
+    if past is None or tense == "past" or distance(past, ctx.anchor) == 0:
+        return past
+    future = date_library.parse(query, ctx.anchor, "future", order)
+    if tense == "future" or future is None:
+        return future
+    return future if distance(future, ctx.anchor) < distance(past, ctx.anchor) else past
 
 
-def _week_range(day: date) -> Period:
-    monday = day - timedelta(days=day.weekday())
-    return monday, monday + timedelta(days=6), "week"
+def _as_is(m: re.Match[str], ctx: Context) -> Period | None:
+    return _library(re.sub(r"(?i)\b(?:earlier|later)\s+", "", m[0]), ctx)
 
 
-def _weekend_range(day: date) -> Period:
-    saturday = day - timedelta(days=day.weekday()) + timedelta(days=5)
-    return saturday, saturday + timedelta(days=1), "weekend"
+def _ago(m: re.Match[str], ctx: Context) -> Period | None:
+    return _library(f"{number(m['n'])} {m['unit']} ago", ctx)
 
 
-def _year_range(year: int) -> Period:
-    return date(year, 1, 1), date(year, 12, 31), "year"
+def _ahead(m: re.Match[str], ctx: Context) -> Period | None:
+    return _library(f"in {number(m['n'])} {m['unit']}", ctx)
 
 
-def _season_range(name: str, year: int) -> Period:
-    first = _SEASON_START[name]
-    start = date(year, first, 1)
-    end_year, end_month = _shift_month(start, 2)
-    return start, _month_range(end_year, end_month)[1], "season"
+def _relative_unit(m: re.Match[str], ctx: Context) -> Period | None:
+    if ctx.after(m, _THE):  # "the last year" is a duration
+        return None
+    return _library(f"{relation(m['rel'])} {m['unit']}", ctx)
 
 
-def _day(day: date) -> Period:
-    return day, day, "day"
+def _relative_weekend(m: re.Match[str], ctx: Context) -> Period:
+    rel = " ".join(m["rel"].lower().split())
+    step = {"last": -1, "this past": -1, "next": 1}.get(rel, 0)
+    return weekend_range(ctx.anchor + timedelta(days=7 * step))
 
 
-def _number(word: str) -> int:
-    word = " ".join(word.lower().split())
-    return int(word) if word.isdigit() else _NUMBERS[word]
+def _relative_weekday(m: re.Match[str], ctx: Context) -> Period | None:
+    rel, name = relation(m["rel"]), weekday_name(m["wd"])
+    if rel == "this" and ctx.tense_of(m) == "past":
+        back = (ctx.anchor.weekday() - WEEKDAY_NAMES.index(name)) % 7
+        return day_range(ctx.anchor - timedelta(days=back))
+    return _library(f"{rel} {name}", ctx)
 
 
-def _month(word: str) -> int:
-    return _MONTH_INDEX[word.lower().rstrip(".")]
+def _bare_weekday(m: re.Match[str], ctx: Context) -> Period | None:
+    tense = ctx.tense_of(m)
+    if tense is None or ctx.after(m, _PLURAL_CONTEXT):
+        return None
+    return date_library.parse(weekday_name(m["wd"]), ctx.anchor, tense)
 
 
-def _weekday(word: str) -> int:
-    word = word.lower()
-    return _WEEKDAYS.index(word) if word in _WEEKDAYS else _WEEKDAY_ABBR[word]
-
-
-def _relation(word: str) -> str:
-    word = " ".join(word.lower().split())
-    return {"this past": "last", "this coming": "next"}.get(word, word)
-
-
-def _offset_days(days: int) -> _Handler:
-    return lambda m, anchor, text: _day(anchor + timedelta(days=days))
-
-
-def _by_unit(unit: str, anchor: date, amount: int) -> Period:
-    if unit == "day":
-        return _day(anchor + timedelta(days=amount))
-    if unit == "week":
-        return _week_range(anchor + timedelta(days=7 * amount))
-    if unit == "weekend":
-        return _weekend_range(anchor + timedelta(days=7 * amount))
-    if unit == "month":
-        return _month_range(*_shift_month(anchor, amount))
-    return _year_range(anchor.year + amount)
-
-
-def _ago(m: re.Match[str], anchor: date, text: str) -> Period:
-    return _by_unit(m["unit"].lower(), anchor, -_number(m["n"]))
-
-
-def _ahead(m: re.Match[str], anchor: date, text: str) -> Period:
-    return _by_unit(m["unit"].lower(), anchor, _number(m["n"]))
-
-
-def _relative_unit(m: re.Match[str], anchor: date, text: str) -> Period:
-    relation, unit = _relation(m["rel"]), m["unit"].lower()
-    if unit == "weekend" and " ".join(m["rel"].lower().split()) == "this coming":
-        relation = "this"
-    return _by_unit(unit, anchor, {"last": -1, "this": 0, "next": 1}[relation])
-
-
-def _relative_weekday(m: re.Match[str], anchor: date, text: str) -> Period:
-    target, relation = _weekday(m["wd"]), _relation(m["rel"])
-    if relation == "this":
-        return _day(anchor - timedelta(days=anchor.weekday() - target))
-    if relation == "last":
-        back = (anchor.weekday() - target) % 7 or 7
-        return _day(anchor - timedelta(days=back))
-    ahead = (target - anchor.weekday()) % 7 or 7
-    return _day(anchor + timedelta(days=ahead))
-
-
-def _relative_month(m: re.Match[str], anchor: date, text: str) -> Period:
-    month, relation = _month(m["mon"]), _relation(m["rel"])
-    year = anchor.year
-    if relation == "last":
+def _relative_month(m: re.Match[str], ctx: Context) -> Period | None:
+    month, rel = month_number(m["mon"]), relation(m["rel"])
+    if rel == "this" and m["mon"] == "may":  # "this may sound odd"
+        return None
+    year, anchor = ctx.anchor.year, ctx.anchor
+    if rel == "last":
         year -= 1 if month >= anchor.month else 0
-    elif relation == "next":
+    elif rel == "next":
         year += 1 if month <= anchor.month else 0
-    return _month_range(year, month)
+    return month_range(year, month)
 
 
-def _relative_season(m: re.Match[str], anchor: date, text: str) -> Period:
-    name, relation = m["season"].lower(), _relation(m["rel"])
-    started = anchor.year if anchor.month >= _SEASON_START[name] else anchor.year - 1
-    if relation == "last":
-        latest = _season_range(name, started)
-        return latest if latest[1] < anchor else _season_range(name, started - 1)
-    if relation == "next":
-        return _season_range(name, started + 1)
+def _relative_season(m: re.Match[str], ctx: Context) -> Period:
+    name, rel, anchor = m["season"].lower(), relation(m["rel"]), ctx.anchor
+    started = anchor.year if anchor.month >= SEASON_START[name] else anchor.year - 1
+    if rel == "last":
+        latest = season_range(name, started)
+        return latest if latest[1] < anchor else season_range(name, started - 1)
+    if rel == "next":
+        return season_range(name, started + 1)
     in_winter = name == "winter" and anchor.month in (1, 2)
-    return _season_range(name, anchor.year - 1 if in_winter else anchor.year)
+    return season_range(name, anchor.year - 1 if in_winter else anchor.year)
 
 
-def _season_of_year(m: re.Match[str], anchor: date, text: str) -> Period:
-    return _season_range(m["season"].lower(), int(m["y"]))
+def _season_of_year(m: re.Match[str], ctx: Context) -> Period:
+    return season_range(m["season"].lower(), int(m["y"]))
 
 
-def _nearest_year(anchor: date, month: int, day: int) -> int:
-    def distance(year: int) -> int:
-        try:
-            return abs((date(year, month, day) - anchor).days)
-        except ValueError:
-            return 10**6
-
-    return min((anchor.year - 1, anchor.year, anchor.year + 1), key=distance)
+def _day_of_month(m: re.Match[str], ctx: Context) -> Period | None:
+    day, month = ordinal(m["d"]), month_number(m["mon"])
+    if m["y"]:
+        return _library(f"{day} {MONTH_NAMES[month - 1]} {m['y']}", ctx)
+    return _by_tense(f"{day} {MONTH_NAMES[month - 1]}", m, ctx)
 
 
-def _day_of_month(m: re.Match[str], anchor: date, text: str) -> Period | None:
-    month, day = _month(m["mon"]), int(m["d"])
-    year = int(m["y"]) if m["y"] else _nearest_year(anchor, month, day)
-    try:
-        return _day(date(year, month, day))
-    except ValueError:
+def _month_then_day(m: re.Match[str], ctx: Context) -> Period | None:
+    if m["mon"] == "may" and not m["d"][0].isdigit():  # "you may first want to"
         return None
+    return _day_of_month(m, ctx)
 
 
-def _iso_day(m: re.Match[str], anchor: date, text: str) -> Period | None:
-    try:
-        return _day(date(int(m["y"]), int(m["m"]), int(m["d"])))
-    except ValueError:
+def _month_of_year(m: re.Match[str], ctx: Context) -> Period | None:
+    return _library(f"{MONTH_NAMES[month_number(m['mon']) - 1]} {m['y']}", ctx)
+
+
+def _bare_month(m: re.Match[str], ctx: Context) -> Period | None:
+    if not ctx.after(m, _PREPOSITION) or m[0].endswith("'"):
         return None
+    return _by_tense(MONTH_NAMES[month_number(m["mon"]) - 1], m, ctx)
 
 
-def _month_of_year(m: re.Match[str], anchor: date, text: str) -> Period:
-    return _month_range(int(m["y"]), _month(m["mon"]))
+def _iso_day(m: re.Match[str], ctx: Context) -> Period | None:
+    return _library(m[0], ctx)
 
 
-def _bare_month(m: re.Match[str], anchor: date, text: str) -> Period:
-    month = _month(m["mon"])
-    return _month_range(_nearest_year(anchor, month, 15), month)
-
-
-def _year(m: re.Match[str], anchor: date, text: str) -> Period | None:
-    if not _YEAR_PREPOSITION.search(text[: m.start()]):
+def _numeric_day(m: re.Match[str], ctx: Context) -> Period | None:
+    first, second = int(m["a"]), int(m["b"])
+    if not ctx.after(m, _PREPOSITION) or (first > 12) == (second > 12) or max(first, second) > 31:
         return None
-    return _year_range(int(m["y"]))
+    order = "DMY" if first > 12 else "MDY"
+    if m["y"]:
+        return _library(m[0], ctx, order)
+    return _by_tense(m[0], m, ctx, order)
 
 
-_MON = (
-    r"(?P<mon>(?-i:January|February|March|April|May|June|July|August|September|October"
-    r"|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec))\b"
-)
-_NUM = (
-    r"(?P<n>\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|an?|one|two|three|four|five|six|seven"
-    r"|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty)"
-)
-_REL = r"(?P<rel>last|this\s+past|this\s+coming|this|next)"
-_WD = (
-    r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed"
-    r"|thu(?:rs?)?|fri|sat|sun)"
-)
-_SEASON = r"(?P<season>spring|summer|fall|autumn|winter)"
-_YEAR = r"(?P<y>(?:19|20)\d\d)"
+def _year(m: re.Match[str], ctx: Context) -> Period | None:
+    return year_range(int(m["y"])) if ctx.after(m, _PREPOSITION) else None
+
+
+_UNIT = r"(?P<unit>day|week|fortnight|month|year|decade)s?"
 _PART = r"(?:\s+(?:morning|afternoon|evening|night))?"
-
-_SEASONS = ("spring", "summer", "fall", "autumn", "winter")
+_DIGIT_NEEDLE = ("0",)
+_UNITS = ("day", "week", "fortnight", "month", "year", "decade")
 _RELATIONS = ("last", "this", "next")
-_UNITS = ("day", "week", "month", "year")
-_DAY_OF_MONTH = (
-    rf"\b(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON}(?:,?\s+{_YEAR}\b)?"
-)
-_MONTH_DAY = rf"\b{_MON}\s+(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+{_YEAR}\b)?"
+_SEASONS = tuple(SEASON_START)
 
 RULES: tuple[Rule, ...] = tuple(
-    _rule(pattern, handler, needles)
+    Rule(re.compile(pattern, re.IGNORECASE), handler, frozenset(needles))
     for pattern, handler, needles in (
-        (r"\bthe\s+day\s+before\s+yesterday\b", _offset_days(-2), ("yesterday",)),
-        (r"\bthe\s+day\s+after\s+tomorrow\b", _offset_days(2), ("tomorrow",)),
-        (rf"\b(?:yesterday{_PART}|last\s+night)\b", _offset_days(-1), ("yesterday", "night")),
-        (r"\b(?:(?:earlier|later)\s+)?today\b|\btonight\b", _offset_days(0), ("today", "tonight")),
-        (r"\bthis\s+(?:morning|afternoon|evening)\b", _offset_days(0), ("this",)),
-        (rf"\btomorrow{_PART}\b", _offset_days(1), ("tomorrow",)),
-        (rf"\b{_NUM}\s+(?P<unit>day|weekend|week|month|year)s?\s+ago\b", _ago, (" ago",)),
-        (rf"\bin\s+{_NUM}\s+(?P<unit>day|week|month|year)s?(?:'\s+time)?\b", _ahead, _UNITS),
-        (rf"\b{_REL}\s+(?P<unit>weekend|week|month|year)\b", _relative_unit, _RELATIONS),
-        (rf"\b{_REL}\s+{_WD}\b", _relative_weekday, _RELATIONS),
-        (rf"\b{_REL}\s+{_SEASON}\b", _relative_season, _SEASONS),
-        (rf"\b(?:the\s+)?{_SEASON}\s+(?:of\s+)?{_YEAR}\b", _season_of_year, _SEASONS),
-        (rf"\b(?P<rel>last|this|next)\s+{_MON}", _relative_month, _RELATIONS),
-        (r"\b(?P<y>(?:19|20)\d\d)-(?P<m>\d\d)-(?P<d>\d\d)\b", _iso_day, DIGITS),
-        (_DAY_OF_MONTH, _day_of_month, DIGITS),
-        (_MONTH_DAY, _day_of_month, DIGITS),
-        (rf"\b{_MON},?\s+(?:of\s+)?{_YEAR}\b", _month_of_year, DIGITS),
-        (rf"\b(?:in|during)\s+(?:early\s+|late\s+|mid-?)?{_MON}", _bare_month, ("in ", "during ")),
-        (rf"\b{_YEAR}\b(?!-\d)", _year, DIGITS),
+        (rf"\b(?:(?:earlier|later)\s+)?(?:yesterday|today|tomorrow|tonight){_PART}\b", _as_is,
+         ("yesterday", "today", "tomorrow", "tonight")),
+        (r"\blast\s+night\b|\bthis\s+(?:morning|afternoon|evening)\b", _as_is, _RELATIONS),
+        (rf"\b{NUM}\s+{_UNIT}\s+ago\b", _ago, (" ago",)),
+        (rf"\bin\s+{NUM}\s+{_UNIT}(?:'?\s+time)?\b", _ahead, _UNITS),
+        (rf"\b{NUM}\s+{_UNIT}\s+from\s+now\b", _ahead, ("now",)),
+        (rf"\b{REL}\s+(?P<unit>week|month|year)\b", _relative_unit, _RELATIONS),
+        (rf"\b{REL}\s+weekend\b", _relative_weekend, ("weekend",)),
+        (rf"\b{REL}\s+{WEEKDAY}\b", _relative_weekday, _RELATIONS),
+        (rf"\b(?P<wd>{'|'.join(WEEKDAY_NAMES)})(?!s\b){_PART}\b", _bare_weekday, ("day",)),
+        (rf"\b{REL}\s+{SEASON}\b", _relative_season, _SEASONS),
+        (rf"\b(?:the\s+)?{SEASON}\s+(?:of\s+)?{YEAR}\b", _season_of_year, _SEASONS),
+        (rf"\b(?P<rel>last|this|next)\s+{MON}(?!')", _relative_month, _RELATIONS),
+        (r"\b(?:19|20)\d\d-\d\d-\d\d\b", _iso_day, _DIGIT_NEEDLE),
+        (rf"\b(?:the\s+)?(?P<d>{ORD}|\d{{1,2}})\s+(?:of\s+)?{MON}(?:,?\s+{YEAR}\b)?", _day_of_month,
+         MONTH_NEEDLES),
+        (rf"\b{MON}\s+(?:the\s+)?(?P<d>{ORD}|\d{{1,2}})\b(?!:|\.\d|\s*(?:am|pm|%))(?:,?\s+{YEAR}\b)?",
+         _month_then_day, MONTH_NEEDLES),
+        (rf"\b{MON},?\s+(?:of\s+)?{YEAR}\b", _month_of_year, MONTH_NEEDLES),
+        (rf"\b(?:(?:early|late|mid)[\s-]+)?{MON}'?", _bare_month, MONTH_NEEDLES),
+        (r"(?<![\d/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/])", _numeric_day,
+         _DIGIT_NEEDLE),
+        (rf"\b{YEAR}\b(?!-\d)", _year, _DIGIT_NEEDLE),
     )
-)
+)  # fmt: skip
 _NEEDLES = tuple(sorted({n for rule in RULES for n in rule.needles if n != "0"}))
 _DIGIT = re.compile(r"\d")
 

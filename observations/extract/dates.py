@@ -1,7 +1,8 @@
 """Resolve relative date phrases against an anchor: the event's ``occurred_at``.
 
-The anchor is always passed in; the wall clock is never read, so replaying an old
-transcript resolves "yesterday" to the day before the message was written.
+The anchor is always passed in, at the offset the speaker wrote from (its local day is the
+day "yesterday" counts from); the wall clock is never read, so replaying an old transcript
+resolves "yesterday" to the day before the message was written.
 
 * ``find_dates(text, anchor)`` — every resolvable phrase in ``text``, left to right,
   non-overlapping (the longest phrase wins where two start at the same place).
@@ -10,14 +11,26 @@ transcript resolves "yesterday" to the day before the message was written.
   form ("yesterday" → "on 7 May 2023", "last year" → "in 2022", "since last year" →
   "since 2022").
 
+Phrases are found by cheap regexes (:mod:`.date_rules`) and read by dateparser
+(:mod:`.date_library`), then composed: an offset before a date ("the day before 12 May",
+"a week from today", "a year after 29 February 2024"), a day of a month ("the first of
+next month", "next month on the 14th").
+
+The tense decides which way a phrase without a year or week points: "I saw her on Monday"
+is the last Monday before the anchor, "we'll meet on Monday" the next one after it; a bare
+weekday with no tense is left alone, "in May" or "3 March" with no tense is the nearer
+occurrence. ``tense`` may be passed in (from a parse); otherwise it is read from the verbs
+of the sentence around each phrase (:mod:`.date_tense`).
+
 Conventions: weeks start on Monday; "last <weekday>" is the most recent such day strictly
 before the anchor, "next <weekday>" the first one strictly after it, "this <weekday>" the
-one in the anchor's week; "last/this/next weekend" is the Saturday–Sunday of the previous /
-current / following week; "last <Month>" is the most recent such month strictly before
-the anchor's month; "in <Month>" and "<day> <Month>" without a year take the occurrence
-nearest to the anchor; seasons are northern-hemisphere (winter = December–February,
-named by the year it starts in). Vague phrases ("recently", "the other day", "a few days
-ago") are not resolved.
+next one from the anchor on (in the past tense: the latest up to the anchor); "last/this/
+next weekend" is the Saturday–Sunday of the previous / current / following week; "last
+<Month>" is the most recent such month strictly before the anchor's month; "in two weeks"
+and "two weeks ago" are the week that day falls in; a month or a year added to a day the
+target month lacks lands on its last day (29 February 2024 + a year = 28 February 2025);
+seasons are northern-hemisphere (winter = December–February, named by the year it starts
+in). Vague phrases ("recently", "the other day", "a few days ago") are not resolved.
 """
 
 from __future__ import annotations
@@ -26,16 +39,27 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from observations.extract.date_rules import MONTHS, RULES, Granularity, Period, cues
+from observations.extract.date_periods import MONTHS, Granularity, Period, shift
+from observations.extract.date_rules import RULES, Context, cues
+from observations.extract.date_tense import Tense
+from observations.extract.date_words import NUM, ORD, number, ordinal
 
-__all__ = ["MONTHS", "Granularity", "ResolvedDate", "day_label", "find_dates", "resolve"]
-__all__ += ["rewrite_dates"]
+__all__ = ["MONTHS", "Granularity", "ResolvedDate", "Tense", "apply_dates", "day_label"]
+__all__ += ["find_dates", "resolve", "rewrite_dates"]
 
 _PREFIX = re.compile(r"(?i)\b(?:back in|during|on|in)\s+$")
 _KEEP_PREPOSITION = re.compile(
     r"(?i)\b(?:since|until|till|by|from|before|after|around|of|to|through|than|for|at|about"
     r"|between|into|like)\s+$"
 )
+_OFFSET = re.compile(
+    rf"(?i)(?:\b(?:the|a|one)\s+(?P<one>day)|\b{NUM}\s+(?P<unit>day|week|month|year)s?)"
+    r"\s+(?P<dir>before|after|from)\s+$"
+)
+_DAY_BEFORE_MONTH = re.compile(rf"(?i)(?:\b(?:the\s+)?(?P<d>{ORD})\s+of|\bthe\s+(?P<e>{ORD}))\s+$")
+_DAY_AFTER_MONTH = re.compile(rf"(?i),?\s+(?:on\s+)?the\s+(?P<d>{ORD})\b")
+_Found = tuple[int, int, Period]  # a phrase's start and end, and its period
+_REACH = 48  # how far before a phrase an offset or a day of the month is looked for
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +104,17 @@ class ResolvedDate:
             return str(self.start.year)
         return f"{self.start.isoformat()}/{self.end.isoformat()}"
 
+    @property
+    def valid_at(self) -> str:
+        """The ISO date the period starts on: an entry's ``valid_at`` field."""
+        return self.start.isoformat()
+
+    @property
+    def precision(self) -> Granularity:
+        """How exact the date is (day, weekend, week, month, season, year): an entry's
+        ``precision`` field."""
+        return self.granularity
+
 
 def day_label(day: date) -> str:
     return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
@@ -98,47 +133,90 @@ def _season_label(start: date) -> str:
     return f"{name} {start.year}-{start.year + 1}" if name == "winter" else f"{name} {start.year}"
 
 
-def _candidates(text: str, anchor: date) -> list[tuple[int, int, Period]]:
-    found = []
+def _matches(text: str) -> list[tuple[int, int, re.Match[str], int]]:
+    """Every rule's matches, by start and then longest first (resolved later, lazily)."""
+    found: list[tuple[int, int, re.Match[str], int]] = []
     present = cues(text)
-    for rule in RULES:
+    for index, rule in enumerate(RULES):
         if present.isdisjoint(rule.needles):
             continue
-        for match in rule.regex.finditer(text):
-            resolved = rule.resolve(match, anchor, text)
-            if resolved is not None:
-                found.append((match.start(), match.end(), resolved))
-    found.sort(key=lambda c: (c[0], -c[1]))
-    return found
+        found.extend((m.start(), -m.end(), m, index) for m in rule.regex.finditer(text))
+    found.sort(key=lambda c: (c[0], c[1], c[3]))
+    return [(start, -end, m, index) for start, end, m, index in found]
 
 
-def find_dates(text: str, anchor: datetime | date) -> tuple[ResolvedDate, ...]:
-    """Every resolvable date phrase in ``text``, resolved against ``anchor``."""
+def _day_of_month(ctx: Context, start: int, end: int, period: Period, floor: int) -> _Found:
+    """A day of the month the period is: "the first of next month", "next month on the
+    14th"."""
+    if period[2] != "month":
+        return start, end, period
+    before = _DAY_BEFORE_MONTH.search(ctx.text, max(floor, start - _REACH), start)
+    after = None if before else _DAY_AFTER_MONTH.match(ctx.text, end)
+    found = before or after
+    if found is None:
+        return start, end, period
+    day = ordinal(found["d"] or found["e"])
+    try:
+        chosen = period[0].replace(day=day)
+    except ValueError:
+        return start, end, period
+    if before:
+        return before.start(), end, (chosen, chosen, "day")
+    return start, found.end(), (chosen, chosen, "day")
+
+
+def _offset(ctx: Context, start: int, end: int, period: Period, floor: int) -> _Found:
+    """The period moved by an offset written before it: "the day before 12 May", "two
+    days after March 3rd", "a week from today"."""
+    found = _OFFSET.search(ctx.text, max(floor, start - _REACH), start)
+    if found is None or (found["dir"].lower() == "from" and period[2] != "day"):
+        return start, end, period
+    amount = 1 if found["one"] else number(found["n"])
+    moved = shift(period, -amount if found["dir"].lower() == "before" else amount,
+                  found["unit"].lower() if found["unit"] else "day")  # fmt: skip
+    return (found.start(), end, moved) if moved else (start, end, period)
+
+
+def find_dates(
+    text: str, anchor: datetime | date, tense: Tense | None = None
+) -> tuple[ResolvedDate, ...]:
+    """Every resolvable date phrase in ``text``, resolved against ``anchor`` (its own
+    local day), in ``tense`` when given, else in the tense each phrase's sentence has."""
     day = anchor.date() if isinstance(anchor, datetime) else anchor
+    ctx = Context(text, day, tense)
     chosen: list[ResolvedDate] = []
     taken_until = 0
-    for start, end, (first, last, granularity) in _candidates(text, day):
+    for start, end, match, index in _matches(text):
         if start < taken_until:
             continue
-        prefix = _PREFIX.search(text[:start])
+        period = RULES[index].resolve(match, ctx)
+        if period is None:
+            continue
+        start, end, period = _day_of_month(ctx, start, end, period, taken_until)
+        start, end, period = _offset(ctx, start, end, period, taken_until)
+        prefix = _PREFIX.search(text, max(taken_until, start - 12), start)
         begin = prefix.start() if prefix else start
-        chosen.append(ResolvedDate(text[begin:end], (begin, end), first, last, granularity))
+        chosen.append(ResolvedDate(text[begin:end], (begin, end), *period))
         taken_until = end
     return tuple(chosen)
 
 
-def resolve(phrase: str, anchor: datetime | date) -> ResolvedDate | None:
+def resolve(
+    phrase: str, anchor: datetime | date, tense: Tense | None = None
+) -> ResolvedDate | None:
     """Resolve ``phrase`` when the whole of it is one date phrase, else ``None``."""
     stripped = phrase.strip()
-    found = find_dates(stripped, anchor)
+    found = find_dates(stripped, anchor, tense)
     if len(found) == 1 and found[0].span == (0, len(stripped)):
         return found[0]
     return None
 
 
-def rewrite_dates(text: str, anchor: datetime | date) -> tuple[str, tuple[ResolvedDate, ...]]:
+def rewrite_dates(
+    text: str, anchor: datetime | date, tense: Tense | None = None
+) -> tuple[str, tuple[ResolvedDate, ...]]:
     """Replace each date phrase in ``text`` by its absolute form."""
-    found = find_dates(text, anchor)
+    found = find_dates(text, anchor, tense)
     return apply_dates(text, found), found
 
 

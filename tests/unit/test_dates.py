@@ -6,6 +6,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
+from observations.extract.date_tense import tense_at
 from observations.extract.dates import find_dates, resolve, rewrite_dates
 
 # Monday 8 May 2023, 13:56 UTC (LoCoMo's first session).
@@ -128,3 +129,109 @@ def test_a_year_needs_a_preposition_to_count_as_a_date() -> None:
 
 def test_impossible_calendar_dates_are_not_resolved() -> None:
     assert resolve("February 30", MONDAY) is None
+
+
+# Wednesday 31 December 2025, 23:30 in New York; Friday 31 January 2025.
+NEW_YEARS_EVE = datetime(2025, 12, 31, 23, 30, tzinfo=timezone(timedelta(hours=-5)))
+END_OF_JANUARY = datetime(2025, 1, 31, 10, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "tense"),
+    [
+        ("i saw her on monday", "past"),
+        ("we really liked it on monday", "past"),
+        ("we got married on monday", "past"),
+        ("i've been sick since monday", "past"),
+        ("on monday i went home", "past"),
+        ("i'm flying out on monday", "future"),
+        ("we'll meet on monday", "future"),
+        ("i said we'll meet on monday", "future"),
+        ("i'm going to paris on monday", "future"),
+        ("see you on monday", "future"),
+        ("i booked a table for monday", "future"),
+        ("i'm so excited for monday", "future"),
+        ("monday works for me", None),
+        ("my flight leaves on monday. i was tired", None),
+    ],
+)
+def test_tense_is_read_from_the_verbs_nearest_the_phrase(sentence: str, tense: str | None) -> None:
+    start = sentence.index("monday")
+    assert tense_at(sentence, start, start + len("monday")) == tense
+
+
+def test_a_bare_weekday_points_the_way_its_tense_does() -> None:
+    [past] = find_dates("I saw her on Monday.", NEW_YEARS_EVE)
+    [future] = find_dates("We'll meet on Monday.", NEW_YEARS_EVE)
+    assert (past.text, past.iso, future.iso) == ("on Monday", "2025-12-29", "2026-01-05")
+    assert find_dates("Monday works for me.", NEW_YEARS_EVE) == ()  # no tense, no guess
+
+
+def test_a_tense_passed_in_overrides_the_verbs() -> None:
+    [found] = find_dates("I saw her on Monday.", NEW_YEARS_EVE, tense="future")
+    assert found.iso == "2026-01-05"
+    resolved = resolve("in March", NEW_YEARS_EVE, tense="past")
+    assert resolved is not None and resolved.iso == "2025-03"
+
+
+@pytest.mark.parametrize(
+    "text", ["every Monday we run", "on Mondays we run", "we run most mondays, we did"]
+)
+def test_habitual_weekdays_are_not_dates(text: str) -> None:
+    assert find_dates(text, NEW_YEARS_EVE) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I was there on 4/5.", "I was there on 13/14.", "I rated it 3/14.", "we won 3/14 games"],
+)
+def test_a_numeric_date_needs_a_preposition_and_a_certain_order(text: str) -> None:
+    assert find_dates(text, NEW_YEARS_EVE) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "this may sound odd",
+        "you may first want to check",
+        "the last year has been hard",
+        "the next week or so is busy",
+    ],
+)
+def test_words_that_only_look_like_dates_are_left_alone(text: str) -> None:
+    assert find_dates(text, NEW_YEARS_EVE) == ()
+
+
+def test_precision_and_valid_at_are_the_fields_an_entry_keeps() -> None:
+    fields = {
+        phrase: (found.valid_at, found.precision)
+        for phrase in ("yesterday", "last month", "last year", "last weekend", "last winter")
+        if (found := resolve(phrase, NEW_YEARS_EVE)) is not None
+    }
+    assert fields == {
+        "yesterday": ("2025-12-30", "day"),
+        "last month": ("2025-11-01", "month"),
+        "last year": ("2024-01-01", "year"),
+        "last weekend": ("2025-12-27", "weekend"),
+        "last winter": ("2024-12-01", "season"),
+    }
+
+
+def test_rewrite_makes_a_composed_phrase_one_absolute_date() -> None:
+    text, _ = rewrite_dates(
+        "We fly next month, on the 14th, and land the day after.", NEW_YEARS_EVE
+    )
+    assert text == "We fly on 14 January 2026, and land the day after."
+    text, _ = rewrite_dates("Rent is due the first of next month.", NEW_YEARS_EVE)
+    assert text == "Rent is due on 1 January 2026."
+
+
+def test_a_day_the_month_lacks_leaves_the_month_as_it_was() -> None:
+    text, found = rewrite_dates("We go next month on the 30th.", END_OF_JANUARY)
+    assert text == "We go in February 2025 on the 30th."
+    assert [f.precision for f in found] == ["month"]
+
+
+def test_an_offset_finer_than_its_date_is_not_applied() -> None:
+    [found] = find_dates("two days after March 2026", NEW_YEARS_EVE)
+    assert (found.text, found.iso) == ("March 2026", "2026-03")

@@ -1,0 +1,234 @@
+"""Past or future: which way a bare "Monday" or "in March" points, read from the verbs.
+
+A token rule, cheap enough to run on every sentence that holds such a phrase: the tense
+marker nearest before the phrase in its sentence decides (else the nearest after it).
+
+* future: will, 'll, shall, won't, gonna, going to, about to, plan(ning) to, can, can't,
+  let's, see you, and a present progressive ("I'm flying out on Monday": be + -ing, which with a
+  date means an arrangement);
+* past: was, were, did, had, been, their negations, couldn't, used to, a past form of a
+  common irregular verb, or a word in -ed that is not an adjective after am/is/are
+  ("I'm excited" is not past, "we got married" is).
+
+A phrase right after "for" ("booked a table for Friday") is future, right after "since"
+past. No marker, no tense: the caller keeps its default.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Tense = Literal["past", "future"]
+
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_FUTURE = frozenset(
+    {
+        "will",
+        "'ll",
+        "shall",
+        "won't",
+        "gonna",
+        "can",
+        "can't",
+        "cannot",
+        "let's",
+        "i'll",
+        "we'll",
+        "you'll",
+        "he'll",
+        "she'll",
+        "they'll",
+        "it'll",
+        "that'll",
+    }
+)
+_FUTURE_BEFORE_TO = frozenset({"going", "about", "plan", "plans", "planning"})
+_PAST = frozenset(
+    {
+        "was",
+        "were",
+        "did",
+        "had",
+        "been",
+        "wasn't",
+        "weren't",
+        "didn't",
+        "hadn't",
+        "couldn't",
+        "used",
+        "saw",
+        "went",
+        "came",
+        "got",
+        "met",
+        "made",
+        "took",
+        "told",
+        "said",
+        "ate",
+        "ran",
+        "bought",
+        "found",
+        "left",
+        "gave",
+        "thought",
+        "felt",
+        "heard",
+        "kept",
+        "lost",
+        "paid",
+        "sat",
+        "sent",
+        "spent",
+        "stood",
+        "wrote",
+        "drove",
+        "flew",
+        "began",
+        "broke",
+        "brought",
+        "caught",
+        "chose",
+        "drank",
+        "fell",
+        "forgot",
+        "knew",
+        "rode",
+        "sang",
+        "slept",
+        "spoke",
+        "swam",
+        "taught",
+        "threw",
+        "woke",
+        "won",
+        "wore",
+        "became",
+        "built",
+        "dug",
+        "fought",
+        "hid",
+        "held",
+        "hung",
+        "led",
+        "meant",
+        "sold",
+        "shot",
+        "shut",
+        "split",
+        "spread",
+        "stole",
+        "stuck",
+        "swore",
+        "swung",
+        "understood",
+    }
+)
+_BE_PRESENT = frozenset(
+    {
+        "am",
+        "'m",
+        "is",
+        "'s",
+        "are",
+        "'re",
+        "i'm",
+        "we're",
+        "you're",
+        "they're",
+        "he's",
+        "she's",
+        "it's",
+    }
+)
+_ADVERBS = frozenset(
+    {
+        "so",
+        "very",
+        "really",
+        "not",
+        "super",
+        "pretty",
+        "just",
+        "still",
+        "all",
+        "also",
+        "too",
+    }
+)
+_LEADING: dict[str, Tense] = {"for": "future", "since": "past"}
+_NOUNS = frozenset(
+    {
+        "thing",
+        "something",
+        "nothing",
+        "anything",
+        "everything",
+        "morning",
+        "evening",
+        "king",
+        "ring",
+        "spring",
+        "string",
+        "bring",
+        "sing",
+        "wing",
+        "ceiling",
+        "wedding",
+        "building",
+    }
+)
+
+
+def tense_at(text: str, start: int, end: int) -> Tense | None:
+    """The tense of the sentence around ``text[start:end]``, or ``None``."""
+    before = text[:start].lower()
+    ends = [m.end() for m in _SENTENCE_END.finditer(before)]
+    left = before[ends[-1] if ends else 0 :]
+    after = text[end:].lower()
+    next_end = _SENTENCE_END.search(after)
+    right = after[: next_end.start() if next_end else len(after)]
+    last_word = left.rsplit(None, 1)[-1] if left.strip() else ""
+    if last_word in _LEADING:
+        return _LEADING[last_word]
+    found = _markers(left)
+    if found:
+        return found[-1]
+    found = _markers(right)
+    return found[0] if found else None
+
+
+def _markers(clause: str) -> list[Tense]:
+    words = [w.replace("\u2019", "'") for w in _WORD.findall(clause.replace("\u2019", "'"))]
+    marks: list[Tense] = []
+    for i, word in enumerate(words):
+        mark = _mark(word, words[i + 1] if i + 1 < len(words) else "")
+        if mark is None and len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+            mark = None if _after_be(words, i) else "past"
+        if mark is None and len(word) > 4 and word.endswith("ing") and word not in _NOUNS:
+            mark = "future" if _after_be(words, i) else None
+        if mark is not None:
+            marks.append(mark)
+    return marks
+
+
+def _mark(word: str, following: str) -> Tense | None:
+    if word in _FUTURE or word.endswith("'ll"):
+        return "future"
+    if (word in _FUTURE_BEFORE_TO and following == "to") or (word, following) == ("see", "you"):
+        return "future"
+    if word in _PAST:
+        return "past"
+    return None
+
+
+def _after_be(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` follows am/is/are, across adverbs ("I'm so excited")."""
+    for previous in reversed(words[max(0, i - 3) : i]):
+        if previous in _BE_PRESENT:
+            return True
+        if previous not in _ADVERBS:
+            return False
+    return False
