@@ -21,164 +21,32 @@ from typing import Literal
 
 Tense = Literal["past", "future"]
 
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"[.!?;\n]")
-_FUTURE = frozenset(
-    {
-        "will",
-        "'ll",
-        "shall",
-        "won't",
-        "gonna",
-        "can",
-        "can't",
-        "cannot",
-        "let's",
-        "i'll",
-        "we'll",
-        "you'll",
-        "he'll",
-        "she'll",
-        "they'll",
-        "it'll",
-        "that'll",
-    }
+_FUTURE = _words(
+    "will 'll shall won't gonna can can't cannot let's i'll we'll you'll he'll she'll "
+    "they'll it'll that'll"
 )
 _FUTURE_BEFORE_TO = frozenset({"going", "about", "plan", "plans", "planning"})
-_PAST = frozenset(
-    {
-        "was",
-        "were",
-        "did",
-        "had",
-        "been",
-        "wasn't",
-        "weren't",
-        "didn't",
-        "hadn't",
-        "couldn't",
-        "used",
-        "saw",
-        "went",
-        "came",
-        "got",
-        "met",
-        "made",
-        "took",
-        "told",
-        "said",
-        "ate",
-        "ran",
-        "bought",
-        "found",
-        "left",
-        "gave",
-        "thought",
-        "felt",
-        "heard",
-        "kept",
-        "lost",
-        "paid",
-        "sat",
-        "sent",
-        "spent",
-        "stood",
-        "wrote",
-        "drove",
-        "flew",
-        "began",
-        "broke",
-        "brought",
-        "caught",
-        "chose",
-        "drank",
-        "fell",
-        "forgot",
-        "knew",
-        "rode",
-        "sang",
-        "slept",
-        "spoke",
-        "swam",
-        "taught",
-        "threw",
-        "woke",
-        "won",
-        "wore",
-        "became",
-        "built",
-        "dug",
-        "fought",
-        "hid",
-        "held",
-        "hung",
-        "led",
-        "meant",
-        "sold",
-        "shot",
-        "shut",
-        "split",
-        "spread",
-        "stole",
-        "stuck",
-        "swore",
-        "swung",
-        "understood",
-    }
+_PAST = _words(
+    "was were did had been wasn't weren't didn't hadn't couldn't used saw went came got "
+    "met made took told said ate ran bought found left gave thought felt heard kept lost "
+    "paid sat sent spent stood wrote drove flew began broke brought caught chose drank "
+    "fell forgot knew rode sang slept spoke swam taught threw woke won wore became built "
+    "dug fought hid held hung led meant sold shot shut split spread stole stuck swore "
+    "swung understood"
 )
-_BE_PRESENT = frozenset(
-    {
-        "am",
-        "'m",
-        "is",
-        "'s",
-        "are",
-        "'re",
-        "i'm",
-        "we're",
-        "you're",
-        "they're",
-        "he's",
-        "she's",
-        "it's",
-    }
-)
-_ADVERBS = frozenset(
-    {
-        "so",
-        "very",
-        "really",
-        "not",
-        "super",
-        "pretty",
-        "just",
-        "still",
-        "all",
-        "also",
-        "too",
-    }
-)
+_BE_PRESENT = _words("am 'm is 's are 're i'm we're you're they're he's she's it's")
+_ADVERBS = _words("so very really not super pretty just still all also too")
 _LEADING: dict[str, Tense] = {"for": "future", "since": "past"}
-_NOUNS = frozenset(
-    {
-        "thing",
-        "something",
-        "nothing",
-        "anything",
-        "everything",
-        "morning",
-        "evening",
-        "king",
-        "ring",
-        "spring",
-        "string",
-        "bring",
-        "sing",
-        "wing",
-        "ceiling",
-        "wedding",
-        "building",
-    }
+_NOUNS = _words(
+    "thing something nothing anything everything morning evening king ring spring string "
+    "bring sing wing ceiling wedding building"
 )
 
 
