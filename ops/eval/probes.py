@@ -102,21 +102,18 @@ def run_probes(
         key = create_key(conn, probes.tenant, name="probes", now=now)[1]
     with serving(db_url, redis_url, processes, workers=True) as served:
         api = Api(served.url, key)
-        try:
-            sessions = sum(feed(api, case) for case in probes.cases)
-            wait_for_builds(
-                db_url, probes.tenant, attempts=build_attempts, timeout=build_timeout,
-                on_poll=on_built,
-            )  # fmt: skip
-            maintenance = maintain(api)
-            reader = Reader(api)
-            results = tuple(
-                _result(case, check, evaluate(check, reader.answer(check)))
-                for case in probes.cases
-                for check in case.checks
-            )
-        finally:
-            api.close()
+        sessions = sum(feed(api, case) for case in probes.cases)
+        wait_for_builds(
+            db_url, probes.tenant, attempts=build_attempts, timeout=build_timeout,
+            on_poll=on_built,
+        )  # fmt: skip
+        maintenance = maintain(api)
+        reader = Reader(api)
+        results = tuple(
+            _result(case, check, evaluate(check, reader.answer(check)))
+            for case in probes.cases
+            for check in case.checks
+        )
     return Report(len(probes.cases), sessions, results, maintenance)
 
 

@@ -27,33 +27,32 @@ class ProbeRunError(MemledgerError):
 
 
 class Api:
-    """A JSON client on one keep-alive connection to a memledger server."""
+    """A JSON client of a memledger server: a connection per request, since the run idles
+    (waiting for builds) longer than the server keeps an idle connection open."""
 
     def __init__(self, base: str, key: str) -> None:
         url = urlsplit(base)
-        self._conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=120)
+        self._host, self._port = url.hostname or "127.0.0.1", url.port
         self._headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
     def call(self, method: str, path: str, body: object = None) -> tuple[int, Any, str | None]:
         """(status, parsed JSON, Retry-After) of one request."""
         data = None if body is None else json.dumps(body).encode()
-        self._conn.request(method, path, body=data, headers=self._headers)
-        response = self._conn.getresponse()
-        text = response.read()
-        return (
-            response.status,
-            json.loads(text) if text else None,
-            response.getheader("Retry-After"),
-        )
+        conn = http.client.HTTPConnection(self._host, self._port, timeout=120)
+        try:
+            conn.request(method, path, body=data, headers=self._headers)
+            response = conn.getresponse()
+            text = response.read()
+        finally:
+            conn.close()
+        value = json.loads(text) if text else None
+        return response.status, value, response.getheader("Retry-After")
 
     def json(self, method: str, path: str, body: object = None) -> Any:
         status, value, _ = self.call(method, path, body)
         if status != 200:
             raise ProbeRunError(f"{method} {path} answered {status}: {str(value)[:300]}")
         return value
-
-    def close(self) -> None:
-        self._conn.close()
 
 
 def ledger_events(case: Case, session: ProbeSession) -> list[dict[str, Any]]:
