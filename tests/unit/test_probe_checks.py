@@ -22,7 +22,7 @@ def check(kind: str, **fields: Any) -> Check:
     return Check(kind=kind, index=0, **tuples)
 
 
-EPISODIC = "[2025-03-04] (episodic) On 4 March 2025, Priya said: I work at halcyon labs."
+EPISODIC = "[2025-03-04] (episodic) On 4 March 2025, Priya said she works at Halcyon Labs."
 
 
 def test_current_fact_passes_with_the_new_value_and_the_old_one_only_as_a_record() -> None:
