@@ -35,6 +35,7 @@ from ops.service_files import (
     private_dir,
     socket_dir,
     stop_process,
+    tail,
 )
 
 log = structlog.get_logger(__name__)
@@ -203,8 +204,9 @@ def _start(pgdata: Path, sockets: Path, run_as: RunAs | None) -> Postmaster:
             break
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            tail = logfile.read_text(errors="replace")[-2000:]
-            raise ServiceError("embedded PostgreSQL did not start", pgdata=str(pgdata), log=tail)
+            raise ServiceError(
+                "embedded PostgreSQL did not start", pgdata=str(pgdata), log=tail(logfile)
+            )
         time.sleep(0.05)
     # a server stopped while this process runs is reaped here, not left a zombie
     threading.Thread(target=process.wait, daemon=True).start()

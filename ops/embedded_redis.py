@@ -39,6 +39,7 @@ from ops.service_files import (
     private_files,
     socket_dir,
     stop_process,
+    tail,
 )
 
 log = structlog.get_logger(__name__)
@@ -171,8 +172,8 @@ def _start(data: Path, sock: Path) -> int:
     deadline = time.monotonic() + START_SECONDS
     while (pid := _serving(data, sock)) is None:
         if time.monotonic() > deadline:
-            tail = (data / "redis.log").read_text(errors="replace")[-2000:]
-            raise ServiceError("embedded Redis did not start", socket=str(sock), log=tail)
+            log_tail = tail(data / "redis.log")
+            raise ServiceError("embedded Redis did not start", socket=str(sock), log=log_tail)
         time.sleep(0.05)
     return pid
 

@@ -59,10 +59,10 @@ def private_files(directory: Path) -> None:
 
 
 def socket_dir(home: Path, preferred: Path, name: str, fallback: str) -> Path:
-    """``preferred`` if socket ``name`` fits there, else ``fallback`` in a private directory
-    named by a hash of ``home`` under the runtime directory (not made here): a socket path
-    is limited in length and passes through option strings and URLs, so a long or unusual
-    home cannot hold it."""
+    """``preferred`` if socket ``name`` fits there, else ``fallback`` (left for the caller to
+    make, with its owner) in a private directory named by a hash of ``home`` under the
+    runtime directory: a socket path is limited in length and passes through option
+    strings and URLs, so a long or unusual home cannot hold it."""
     if _fits(preferred / name):
         return preferred
     own = runtime_root() / hashlib.sha256(str(home).encode()).hexdigest()[:16]
@@ -125,6 +125,16 @@ def gone(pid: int, seconds: float) -> bool:
         with contextlib.suppress(psutil.Error, ChildProcessError):
             psutil.Process(pid).wait(0.05)  # reaps it if it is this process's child
     return True
+
+
+def tail(path: Path, size: int = 2000) -> str:
+    """The end of a log file, for an error message."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - size))
+            return f.read().decode(errors="replace")
+    except OSError as exc:
+        return f"({path}: {exc})"
 
 
 def package_dir(name: str) -> Path:

@@ -1,8 +1,11 @@
-"""Embedded PostgreSQL (with pgvector) and Redis for a machine with nothing installed.
+"""Embedded PostgreSQL (with pgvector) and Redis for a machine with nothing installed, and
+the helpers that make and drop databases.
 
 When ``MEMLEDGER_DATABASE_URL`` / ``MEMLEDGER_REDIS_URL`` are set those servers are used
-instead. An embedded server already running on the same data directory is reused, and
-each is stopped when the last process that started or attached to it exits.
+instead. Otherwise the home's embedded servers (``ops.embedded_postgres``,
+``ops.embedded_redis``), private to the home's owner, are started or attached to under the
+home's start lock, and each is stopped when the last process that started or attached to it
+leaves.
 """
 
 from __future__ import annotations
