@@ -12,13 +12,24 @@ between calls, and dateparser's module-wide defaults are never changed), with:
   the day or month of the clock;
 * only the ``relative-time`` and ``absolute-time`` parsers (no timestamps).
 
-Results are cached by (query, base day, preference, order): the answer is a function of
-those alone.
+dateparser takes about a millisecond a phrase, so answers are cached, and a caller that
+knows what a phrase's answer depends on says so with ``moves_with``:
+
+* ``"day"``: whole days and weeks from the base ("yesterday", "three weeks ago", "last
+  Friday"): the answer depends on the base's weekday only, and moves with the base by
+  whole weeks; it is read from the base's weekday in one fixed week and moved back;
+* ``"month"``: whole months ("next month", "two months ago"): read from the base's
+  month's first day;
+* ``"year"``: whole years ("last year", "a decade ago"): read from the base's 1 January;
+* ``"nothing"``: a date with its year ("3 March 2021", "March 2024"): read from one fixed
+  day.
+
+So one reading serves every base of a weekday, a month, a year, or every base at all.
 """
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -33,6 +44,7 @@ from observations.extract.date_periods import (
 )
 
 Prefer = Literal["past", "future"]
+MovesWith = Literal["day", "month", "year", "nothing"]
 
 _SETTINGS: dict[str, Any] = {
     "TIMEZONE": "UTC",
@@ -41,15 +53,45 @@ _SETTINGS: dict[str, Any] = {
     "PREFER_MONTH_OF_YEAR": "first",
     "PARSERS": ["relative-time", "absolute-time"],
 }
+_REFERENCE_MONDAY = date(2001, 1, 1)  # the fixed week "day" readings are made in
 
 
-@lru_cache(maxsize=8192)
 def parse(
-    query: str, base: date, prefer: Prefer | None = None, order: str | None = None
+    query: str,
+    base: date,
+    prefer: Prefer | None = None,
+    order: str | None = None,
+    *,
+    moves_with: MovesWith | None = None,
 ) -> Period | None:
     """The period dateparser reads in ``query`` from ``base``: with ``prefer``, a date
     missing its year or week is taken in the past or the future of ``base`` (else in
-    its current period); ``order`` ("DMY", "MDY") fixes how numeric dates are read."""
+    its current period); ``order`` ("DMY", "MDY") fixes how numeric dates are read;
+    ``moves_with`` lets one reading serve many bases (see the module note)."""
+    if moves_with == "month":
+        return _cached(query, base.replace(day=1), prefer, order)
+    if moves_with == "year":
+        return _cached(query, date(base.year, 1, 1), prefer, order)
+    if moves_with == "nothing":
+        return _cached(query, _REFERENCE_MONDAY, prefer, order)
+    if moves_with != "day":
+        return _cached(query, base, prefer, order)
+    reference = _REFERENCE_MONDAY + timedelta(days=base.weekday())
+    found = _cached(query, reference, prefer, order)
+    if found is None or found[2] not in ("day", "week"):
+        return _cached(query, base, prefer, order)
+    moved = base - reference
+    return found[0] + moved, found[1] + moved, found[2]
+
+
+def clear_cache() -> None:
+    _cached.cache_clear()
+
+
+def read(
+    query: str, base: date, prefer: Prefer | None = None, order: str | None = None
+) -> Period | None:
+    """One reading by dateparser, uncached: what :func:`parse` is made of."""
     settings = {
         **_SETTINGS,
         "RELATIVE_BASE": datetime.combine(base, time()),
@@ -69,3 +111,6 @@ def parse(
     if data.period == "year":
         return year_range(day.year)
     return day_range(day)
+
+
+_cached = lru_cache(maxsize=8192)(read)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from observations.extract import date_library
+from observations.extract.date_library import MovesWith
 from observations.extract.date_periods import (
     SEASON_START,
     Period,
@@ -85,8 +86,14 @@ _PLURAL_CONTEXT = re.compile(r"(?i)\b(?:every|each|most|some|other|all)\s+$")
 _THE = re.compile(r"(?i)\bthe\s+$")
 
 
-def _library(query: str, ctx: Context, order: str | None = None) -> Period | None:
-    return date_library.parse(query.lower(), ctx.anchor, None, order)
+_MOVES_WITH: dict[str, MovesWith] = {"day": "day", "week": "day", "fortnight": "day"}
+_MOVES_WITH.update({"month": "month", "year": "year", "decade": "year"})
+
+
+def _library(
+    query: str, ctx: Context, order: str | None = None, moves_with: MovesWith | None = None
+) -> Period | None:
+    return date_library.parse(query.lower(), ctx.anchor, None, order, moves_with=moves_with)
 
 
 def _by_tense(
@@ -105,21 +112,24 @@ def _by_tense(
 
 
 def _as_is(m: re.Match[str], ctx: Context) -> Period | None:
-    return _library(re.sub(r"(?i)\b(?:earlier|later)\s+", "", m[0]), ctx)
+    return _library(re.sub(r"(?i)\b(?:earlier|later)\s+", "", m[0]), ctx, moves_with="day")
 
 
 def _ago(m: re.Match[str], ctx: Context) -> Period | None:
-    return _library(f"{number(m['n'])} {m['unit']} ago", ctx)
+    unit = m["unit"].lower()
+    return _library(f"{number(m['n'])} {unit} ago", ctx, moves_with=_MOVES_WITH[unit])
 
 
 def _ahead(m: re.Match[str], ctx: Context) -> Period | None:
-    return _library(f"in {number(m['n'])} {m['unit']}", ctx)
+    unit = m["unit"].lower()
+    return _library(f"in {number(m['n'])} {unit}", ctx, moves_with=_MOVES_WITH[unit])
 
 
 def _relative_unit(m: re.Match[str], ctx: Context) -> Period | None:
     if ctx.after(m, _THE):  # "the last year" is a duration
         return None
-    return _library(f"{relation(m['rel'])} {m['unit']}", ctx)
+    unit = m["unit"].lower()
+    return _library(f"{relation(m['rel'])} {unit}", ctx, moves_with=_MOVES_WITH[unit])
 
 
 def _relative_weekend(m: re.Match[str], ctx: Context) -> Period:
@@ -133,14 +143,14 @@ def _relative_weekday(m: re.Match[str], ctx: Context) -> Period | None:
     if rel == "this" and ctx.tense_of(m) == "past":
         back = (ctx.anchor.weekday() - WEEKDAY_NAMES.index(name)) % 7
         return day_range(ctx.anchor - timedelta(days=back))
-    return _library(f"{rel} {name}", ctx)
+    return _library(f"{rel} {name}", ctx, moves_with="day")
 
 
 def _bare_weekday(m: re.Match[str], ctx: Context) -> Period | None:
     tense = ctx.tense_of(m)
     if tense is None or ctx.after(m, _PLURAL_CONTEXT):
         return None
-    return date_library.parse(weekday_name(m["wd"]), ctx.anchor, tense)
+    return date_library.parse(weekday_name(m["wd"]), ctx.anchor, tense, moves_with="day")
 
 
 def _relative_month(m: re.Match[str], ctx: Context) -> Period | None:
@@ -174,7 +184,7 @@ def _season_of_year(m: re.Match[str], ctx: Context) -> Period:
 def _day_of_month(m: re.Match[str], ctx: Context) -> Period | None:
     day, month = ordinal(m["d"]), month_number(m["mon"])
     if m["y"]:
-        return _library(f"{day} {MONTH_NAMES[month - 1]} {m['y']}", ctx)
+        return _library(f"{day} {MONTH_NAMES[month - 1]} {m['y']}", ctx, moves_with="nothing")
     return _by_tense(f"{day} {MONTH_NAMES[month - 1]}", m, ctx)
 
 
@@ -185,7 +195,8 @@ def _month_then_day(m: re.Match[str], ctx: Context) -> Period | None:
 
 
 def _month_of_year(m: re.Match[str], ctx: Context) -> Period | None:
-    return _library(f"{MONTH_NAMES[month_number(m['mon']) - 1]} {m['y']}", ctx)
+    month = MONTH_NAMES[month_number(m["mon"]) - 1]
+    return _library(f"{month} {m['y']}", ctx, moves_with="nothing")
 
 
 def _bare_month(m: re.Match[str], ctx: Context) -> Period | None:
@@ -195,7 +206,7 @@ def _bare_month(m: re.Match[str], ctx: Context) -> Period | None:
 
 
 def _iso_day(m: re.Match[str], ctx: Context) -> Period | None:
-    return _library(m[0], ctx)
+    return _library(m[0], ctx, moves_with="nothing")
 
 
 def _numeric_day(m: re.Match[str], ctx: Context) -> Period | None:
@@ -203,8 +214,8 @@ def _numeric_day(m: re.Match[str], ctx: Context) -> Period | None:
     if not ctx.after(m, _PREPOSITION) or (first > 12) == (second > 12) or max(first, second) > 31:
         return None
     order = "DMY" if first > 12 else "MDY"
-    if m["y"]:
-        return _library(m[0], ctx, order)
+    if m["y"]:  # a two-digit year takes its century from the base
+        return _library(m[0], ctx, order, "nothing" if len(m["y"]) == 4 else None)
     return _by_tense(m[0], m, ctx, order)
 
 

@@ -19,6 +19,8 @@ from typing import Any
 import dateparser.conf
 import dateparser.utils.strptime
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from observations.extract import date_library
 from observations.extract.dates import ResolvedDate, find_dates
@@ -290,7 +292,7 @@ def _clock_reads() -> Iterator[Counter[tuple[str, str]]]:
 
 
 def _resolve_table() -> list[tuple[str, str, str]]:
-    date_library.parse.cache_clear()  # every phrase through dateparser again
+    date_library.clear_cache()  # every phrase through dateparser again
     found = [_only(text, at) for text, at, *_ in TABLE]
     return [(f.label, f.iso, f.precision) for f in found]
 
@@ -316,7 +318,7 @@ def test_the_table_resolves_the_same_whatever_the_clock_says(
     try:
         assert _resolve_table() == [(label, iso, p) for _, _, label, iso, p in TABLE]
     finally:
-        date_library.parse.cache_clear()  # nothing parsed under the wrong clock is kept
+        date_library.clear_cache()  # nothing parsed under the wrong clock is kept
 
 
 def test_dateparser_settings_do_not_leak_between_calls() -> None:
@@ -324,7 +326,7 @@ def test_dateparser_settings_do_not_leak_between_calls() -> None:
     later call, and dateparser's module-wide defaults stay as they were."""
     defaults = dateparser.conf.settings
     before = (defaults.RELATIVE_BASE, defaults.PREFER_DATES_FROM, defaults.TIMEZONE)
-    parse = date_library.parse.__wrapped__  # past the cache
+    parse = date_library.read  # past the cache
     first, second = date(2024, 7, 1), date(2031, 1, 15)
     assert parse("march", first, "future")[0] == date(2025, 3, 1)
     assert parse("march", first)[0] == date(2024, 3, 1)  # no preference: its own year
@@ -334,3 +336,31 @@ def test_dateparser_settings_do_not_leak_between_calls() -> None:
     assert parse("march", second)[0] == date(2031, 3, 1)
     after = (defaults.RELATIVE_BASE, defaults.PREFER_DATES_FROM, defaults.TIMEZONE)
     assert after == before
+
+
+_MOVING = [
+    *(("day", q) for q in ("yesterday", "tonight", "3 day ago", "in 2 week", "1 fortnight ago")),
+    *(("day", q) for q in ("last week", "next week", "this week", "last friday", "next sunday")),
+    *(("day", q) for q in ("this monday", "last night", "this morning", "in 10 day")),
+    *(("month", q) for q in ("1 month ago", "in 11 month", "last month", "next month")),
+    *(("year", q) for q in ("1 year ago", "in 3 year", "last year", "1 decade ago")),
+    *(("nothing", q) for q in ("3 march 2021", "29 february 2024", "march 2024", "2023-01-02")),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(_MOVING),
+    st.dates(date(1950, 1, 1), date(2080, 12, 31)),
+    st.sampled_from([None, "past", "future"]),
+)
+def test_a_reading_made_once_for_a_weekday_month_or_year_serves_every_base(
+    moving: tuple[str, str], base: date, prefer: Any
+) -> None:
+    """What a phrase reads from one base of a weekday (a month, a year; any base, for a
+    date with its year) is what dateparser reads from any other, moved by the whole
+    weeks between them."""
+    moves_with, query = moving
+    direct = date_library.read(query, base, prefer)
+    assert direct is not None
+    assert date_library.parse(query, base, prefer, moves_with=moves_with) == direct
