@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -53,7 +53,7 @@ class Report:
     results: tuple[CheckResult, ...]
     maintenance: dict[str, dict[str, Any]]
 
-    def rates(self, by: str) -> dict[str, tuple[int, int]]:
+    def rates(self, by: Literal["category", "kind"]) -> dict[str, tuple[int, int]]:
         """(checks passed, checks) per category or per kind, in the format's order."""
         order = list(CATEGORIES.values()) if by == "category" else []
         counts: dict[str, tuple[int, int]] = dict.fromkeys(order, (0, 0))
@@ -67,7 +67,7 @@ class Report:
         return sum(r.passed for r in self.results)
 
     def as_json(self) -> dict[str, Any]:
-        def rates(by: str) -> dict[str, dict[str, Any]]:
+        def rates(by: Literal["category", "kind"]) -> dict[str, dict[str, Any]]:
             return {
                 k: {"passed": p, "checks": n, "rate": p / n} for k, (p, n) in self.rates(by).items()
             }

@@ -18,7 +18,7 @@ PROBES = Path(__file__).parents[1] / "data" / "probes.json"
 
 
 def check(kind: str, **fields: Any) -> Check:
-    tuples = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    tuples: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
     return Check(kind=kind, index=0, **tuples)
 
 
