@@ -10,10 +10,14 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from ops.services import _usable_dir
+from tests.system.home_services import base_dir
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"
 
@@ -24,8 +28,15 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def test_commands_started_together_on_a_fresh_home_all_succeed(tmp_path: Path) -> None:
-    env = _env(tmp_path / "home")
+@pytest.fixture
+def base() -> Iterator[Path]:
+    """Homes outside pytest's 0700 directory (see base_dir)."""
+    with base_dir() as path:
+        yield path
+
+
+def test_commands_started_together_on_a_fresh_home_all_succeed(base: Path) -> None:
+    env = _env(base / "home")
     started = [
         subprocess.Popen(
             [MEMLEDGER, "sessions"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
