@@ -68,9 +68,10 @@ def profile_key(key: str) -> str:
 
 
 def profile_value(entry: EntryFact) -> str:
-    """The fact's object ("strong black coffee"), else its statement; a dislike is "not …"."""
+    """The fact's object ("strong black coffee"), else its statement; a negative fact (a
+    dislike, "no longer vegetarian") is "not …"."""
     value = text_field(entry.fields, "object") or entry.statement
-    if entry.kind == "preference" and entry.fields.get("polarity") == "negative":
+    if entry.fields.get("polarity") == "negative":
         return f"not {value}"
     return value
 

@@ -10,6 +10,11 @@ is present, zero when it dropped nothing):
 * ``not_self_contained`` — the statement speaks in the first or second person ("I",
   "my", "you", "our"…) instead of naming people (quoted text aside: a quotation, such as
   a tool's error message, may say "your");
+* ``bad_statement`` — a user fact (not an episodic record, summary or agent experience)
+  whose statement fails one of the statement checks of
+  :mod:`observations.extract.statement_checks` (a doubled name, a verb that does not
+  agree, a leading filler, a trailing exclamation, a pronoun that names nobody, a value
+  cut inside a name or number);
 * ``low_confidence`` — ``confidence < min_confidence``;
 * ``unsupported`` — the statement says things its source events do not: fewer than
   ``min_support`` of its content words occur in the text of its source events (content,
@@ -44,11 +49,13 @@ from observations.extract.base import (
     SessionEvent,
     SessionInput,
 )
+from observations.extract.statement_checks import failing_facts
 
 GATES: tuple[str, ...] = (
     "bad_provenance",
     "empty_statement",
     "not_self_contained",
+    "bad_statement",
     "low_confidence",
     "unsupported",
     "duplicate",
@@ -209,6 +216,7 @@ class _Context:
     min_confidence: float
     min_support: float
     said: dict[int, set[str]] = field(default_factory=dict)  # event id → stems, on demand
+    bad: set[int] = field(default_factory=set)  # positions of facts failing a check
 
     def supported(self, item: Extracted, words: list[str]) -> bool:
         said: set[str] = set()
@@ -219,8 +227,9 @@ class _Context:
         return _share(_claims(words, self.names), said) >= self.min_support
 
 
-def _failed_gate(item: Extracted, words: list[str], ctx: _Context) -> str | None:
-    """The first per-item gate the item fails (``words``: its statement's tokens)."""
+def _failed_gate(item: Extracted, words: list[str], ctx: _Context, at: int) -> str | None:
+    """The first per-item gate the item at position ``at`` fails (``words``: its
+    statement's tokens)."""
     ids = item.source_event_ids
     if not ids or any(i not in ctx.events for i in ids):
         return "bad_provenance"
@@ -228,6 +237,8 @@ def _failed_gate(item: Extracted, words: list[str], ctx: _Context) -> str | None
         return "empty_statement"
     if is_first_or_second_person(item.statement):
         return "not_self_contained"
+    if at in ctx.bad:
+        return "bad_statement"
     if item.confidence < ctx.min_confidence:
         return "low_confidence"
     if not ctx.supported(item, words):
@@ -245,13 +256,11 @@ def _cap(items: list[Extracted], max_items: int | None) -> list[Extracted]:
     return [item for i, item in enumerate(items) if i in keep]
 
 
-def _per_item(
-    items: Iterable[Extracted], ctx: _Context, dropped: dict[str, int]
-) -> list[Extracted]:
+def _per_item(items: list[Extracted], ctx: _Context, dropped: dict[str, int]) -> list[Extracted]:
     """The items that pass every gate but the cap; counts the others into ``dropped``."""
     passed: dict[tuple[str, str, str], Extracted] = {}
-    for item in items:
-        gate = _failed_gate(item, tokens(item.statement), ctx)
+    for at, item in enumerate(items):
+        gate = _failed_gate(item, tokens(item.statement), ctx, at)
         if gate is not None:
             dropped[gate] += 1
             continue
@@ -271,9 +280,10 @@ def apply_gates(
     max_items: int | None = DEFAULT_MAX_ITEMS,
 ) -> GateResult:
     """Drop what should not become memory; ``extraction`` is an ``Extraction`` or items."""
-    items = extraction.items if isinstance(extraction, Extraction) else extraction
+    items = list(extraction.items if isinstance(extraction, Extraction) else extraction)
     events = {e.id: e for e in session.events}
     ctx = _Context(events, participant_words(session), min_confidence, min_support)
+    ctx.bad = failing_facts(items, {e.actor_name for e in session.events if e.actor_name})
     dropped = dict.fromkeys(GATES, 0)
     passed = _per_item(items, ctx, dropped)
     kept = _cap(passed, max_items)

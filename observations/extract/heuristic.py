@@ -25,9 +25,9 @@ import re
 from observations.extract.base import Extracted, Extraction, SessionInput
 from observations.extract.episodic import MIN_CONTENT_WORDS, extract_episodic
 from observations.extract.experiences import extract_experiences
-from observations.extract.facts import FactHit, extract_facts
 from observations.extract.summary import summarize
 from observations.extract.turns import build_turns
+from observations.extract.user_facts import FactHit, extract_facts
 
 _WORD = re.compile(r"\w+")
 
@@ -64,7 +64,7 @@ class HeuristicExtractor:
     """Implements the ``Extractor`` protocol without any model."""
 
     name = "heuristic"
-    version = "6"
+    version = "7"
 
     def __init__(self, min_episodic_words: int = MIN_CONTENT_WORDS) -> None:
         self.min_episodic_words = min_episodic_words

@@ -68,34 +68,11 @@ NOT_BASE_VERBS = wordset(
     drove rode sang swam sat stood understood became forgot chose broke spoke woke wore fell
     held led paid put set cut hit let quit shut hurt cost slept dealt meant sold fought stuck
     struck hung dug hid lit fed fled shot lay rang drank sank stole froze rose shook forgave
-    overcame underwent read gotta wanna gonna ought used too and or but as at in on with to for
+    overcame underwent read gonna ought used too and or but as at in on with to for
     of the a an so alone here there not no yet then once both either neither nor own themself
     """
 )
 
-# Relationship roles one has once: their keys carry no name.
-UNIQUE_ROLES = wordset(
-    """
-    wife husband partner spouse boyfriend girlfriend fiance mother father parents grandparents
-    family in-laws boss
-    """
-)
-
-# Activities whose topic is their object ("playing guitar" → guitar).
-GENERIC_ACTIVITIES = wordset(
-    """
-    playing doing making going watching reading spending taking having getting trying visiting
-    being practicing practising learning creating
-    """
-)
-
-# Words trimmed off the end of an object phrase.
-TRAILING_WORDS = wordset(
-    """
-    with to for and the a an of on in at too originally now again anymore though either also lol
-    haha well either yet already
-    """
-)
 
 # Words that open a question rather than an imperative.
 QUESTION_WORDS = wordset(

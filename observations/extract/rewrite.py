@@ -13,12 +13,10 @@ import re
 from datetime import datetime
 
 from observations.extract.dates import ResolvedDate, rewrite_dates
+from observations.extract.inflect import IRREGULAR
+from observations.extract.inflect import third_person as inflected
 from observations.extract.lexicon import ADVERBS, NOT_BASE_VERBS
 
-_IRREGULAR = {"be": "is", "am": "is", "are": "is", "were": "was", "have": "has"}
-_IRREGULAR.update({"do": "does", "go": "goes", "don't": "doesn't", "haven't": "hasn't"})
-_IRREGULAR.update({"aren't": "isn't", "weren't": "wasn't", "wanna": "wants to"})
-_IRREGULAR.update({"gotta": "has got to"})
 _HAD_AFTER = frozenset({"been", "better", "gone", "done", "had", "seen", "never", "already"})
 _SUBJECT_CONTEXT = re.compile(
     r"(?:^|[,.;:!?(\"“]\s*|\b(?:and|but|so|that|if|when|because|since|as|or|while|what|"
@@ -47,21 +45,10 @@ _AGREEMENT = re.compile(
 
 
 def third_person(verb: str) -> str:
-    """The third-person singular of a base verb: "love" → "loves", "try" → "tries"."""
+    """The third-person singular of a base verb: "love" → "loves", "try" → "tries"; a
+    word that is no base verb ("went", "can", "and") stays."""
     lower = verb.lower().replace("’", "'")
-    if lower in _IRREGULAR:
-        return _IRREGULAR[lower]
-    if lower in NOT_BASE_VERBS or (lower.endswith("ed") and not lower.endswith("eed")):
-        return verb
-    if "'" in lower or not lower.isalpha() or lower.endswith(("ing", "ly")):
-        return verb
-    if lower.endswith("s") and not lower.endswith("ss"):
-        return verb
-    if lower.endswith(("ss", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if lower.endswith("y") and len(lower) > 2 and lower[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+    return verb if lower in NOT_BASE_VERBS and lower not in IRREGULAR else inflected(verb)
 
 
 class PersonRewriter:

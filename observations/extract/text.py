@@ -19,9 +19,18 @@ _ABBREVIATIONS = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx
 _LEADING_FILLER = re.compile(
     r"^(?:(?:yeah|yes|yep|yup|oh|ooh|well|so|wow|haha+|lol|hey|hi|hello|aww*|ok|okay|"
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
-    r"thanks|thank you)\b[,!.]*\s+)+",
+    r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
+    r"|oh well|oh and|and|but)\b[,!.]*\s+)+",
     re.IGNORECASE,
 )
+_TRAILING_FILLER = re.compile(
+    r"(?:[\s,]+(?:(?:lol|lmao|rofl|haha+|hehe+|xd|tbh|ngl)\b|:\)|:d\b|;\)|:p\b|<3))+"
+    r"(?=[\s!.?]*$)",
+    re.IGNORECASE,
+)
+_PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
+_REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
+_CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
 _CAPTION_IN_TEXT = re.compile(r"\[(?:image|photo|img|picture)\s*:\s*([^\]]+)\]", re.I)
 _CAPTION_KEYS = ("image_caption", "blip_caption", "caption")
 _NOT_NAMES = frozenset(
@@ -59,6 +68,19 @@ def strip_filler(sentence: str) -> str:
     return stripped[:1].upper() + stripped[1:] if stripped else stripped
 
 
+def tidy(sentence: str) -> str:
+    """Chat noise out of a sentence: trailing "lol"s and emoji, repeated marks, shouting
+    (an all-capitals sentence in sentence case), "im"/"ive" spelled out."""
+    text = _PICTOGRAPHS.sub(" ", sentence)
+    text = _TRAILING_FILLER.sub("", text)
+    text = _REPEATED_MARKS.sub(r"\1", text).strip()
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) > 8 and sum(c.isupper() for c in letters) > 0.8 * len(letters):
+        text = re.sub(r"\bi\b", "I", text.lower())
+        text = text[:1].upper() + text[1:]
+    return _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
+
+
 def words(text: str) -> list[str]:
     return [w.strip("'’-") for w in _WORD.findall(text) if w.strip("'’-")]
 
@@ -89,6 +111,8 @@ def gerund(verb: str) -> str:
     verb = verb.lower()
     if verb.endswith("ing") or len(verb) < 2:
         return verb
+    if len(verb) <= 2:
+        return verb + "ing"  # be, go, do
     if verb.endswith("ie"):
         return verb[:-2] + "ying"
     if verb.endswith("e") and not verb.endswith(("ee", "ye", "oe")):

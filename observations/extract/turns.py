@@ -8,6 +8,7 @@ from functools import cached_property, lru_cache
 
 from observations.extract.base import SessionEvent, SessionInput
 from observations.extract.dates import ResolvedDate, apply_dates, find_dates
+from observations.extract.people import Cast, Person, addressees
 from observations.extract.rewrite import rewrite_persons
 from observations.extract.text import (
     caption_of,
@@ -16,6 +17,7 @@ from observations.extract.text import (
     names,
     split_sentences,
     strip_filler,
+    tidy,
 )
 
 CONVERSATIONAL_ROLES = ("user", "assistant")
@@ -49,7 +51,7 @@ class Turn:
     """A user or assistant event with its speaker, addressee and sentences."""
 
     event: SessionEvent
-    addressee: str | None
+    to: Person | None  # whom its "you" means (see :mod:`.people`)
     text: str  # the content without an inline image caption
     caption: str | None
 
@@ -57,11 +59,15 @@ class Turn:
     def speaker(self) -> str:
         return self.event.speaker
 
+    @property
+    def addressee(self) -> str | None:
+        return self.to.name if self.to is not None else None
+
     @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
         found = []
         for index, raw in enumerate(split_sentences(self.text)):
-            text = strip_vocative(strip_filler(raw), self.addressee)
+            text = tidy(strip_vocative(strip_filler(raw), self.addressee))
             if not text:
                 continue
             found.append(
@@ -92,27 +98,23 @@ def _vocatives(addressee: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Patterns for the addressee's name or nickname ("Mel" for Melanie) as a vocative."""
     first = re.escape(addressee.split()[0][:3])
     name = rf"(?:{first}[a-z]*|{re.escape(addressee)})"
-    return re.compile(rf"^{name}\s*[,!.:]+\s*"), re.compile(rf",\s*{name}\s*(?=[.!?]*$)")
-
-
-def _addressee(events: list[SessionEvent], position: int) -> str | None:
-    """The participant a turn answers: the nearest earlier other speaker, else a later one."""
-    me = events[position].actor_id
-    for other in (*reversed(events[:position]), *events[position + 1 :]):
-        if other.actor_id != me:
-            return other.speaker
-    return None
+    return (
+        re.compile(rf"^{name}\s*[,!.:]+\s*", re.IGNORECASE),
+        re.compile(rf",\s*{name}\s*(?=[.!?]*$)", re.IGNORECASE),
+    )
 
 
 def build_turns(session: SessionInput) -> tuple[Turn, ...]:
     """The session's user and assistant events as turns, in session order."""
     ordered = sorted(session.events, key=lambda e: (e.seq, e.id))
     events = [e for e in ordered if e.role in CONVERSATIONAL_ROLES]
-    turns = []
-    for position, event in enumerate(events):
-        text, caption = caption_of(event.content, event.metadata)
-        turns.append(Turn(event, _addressee(events, position), text, caption))
-    return tuple(turns)
+    captioned = [caption_of(e.content, e.metadata) for e in events]
+    cast = Cast(events)
+    to = addressees(cast, events, [text for text, _ in captioned])
+    return tuple(
+        Turn(event, to[n], text, caption)
+        for n, (event, (text, caption)) in enumerate(zip(events, captioned, strict=True))
+    )
 
 
 def participants(turns: tuple[Turn, ...]) -> list[str]:

@@ -72,13 +72,13 @@ CHAT = [
 ]
 
 
-def test_extracts_sister_as_relationship_with_her_name() -> None:
-    item = only(extract(CHAT), "relationship:sister:anna")
+def test_extracts_what_is_said_of_a_sister_as_a_relationship_with_her_name() -> None:
+    item = only(extract(CHAT), "relationship:sister:anna:city")
     assert item.kind == "relationship"
     assert item.owner_type == "user" and item.owner_id == "caroline"
-    assert item.statement == "Caroline's sister Anna just moved to Boston with her husband."
+    assert item.statement == "Caroline's sister Anna just moved to Boston with Anna's husband."
     assert item.fields["persons"] == ["Anna"]
-    assert item.fields["location"] == "Boston"
+    assert item.fields["object"] == "Boston"
     assert item.source_event_ids == (100,)
 
 
@@ -91,7 +91,8 @@ def test_extracts_a_liking_as_preference_of_the_speaker() -> None:
 
 
 def test_extracts_dated_outing_as_event_with_absolute_date() -> None:
-    item = only(extract(CHAT), "event:2023-05-05:jazz-bar-downtown")
+    (item,) = [i for i in extract(CHAT) if i.kind == "event"]
+    assert item.key.startswith("event:2023-05-05:go-")
     assert item.statement == "Melanie went to a jazz bar downtown on 5 May 2023."
     assert item.fields["event_time"] == "2023-05-05"
     assert item.valid_from == datetime(2023, 5, 5, tzinfo=UTC)
@@ -101,7 +102,7 @@ def test_extracts_dated_outing_as_event_with_absolute_date() -> None:
 def test_extracts_undated_first_time_as_experience() -> None:
     items = extract(CHAT)
     (item,) = [i for i in items if i.kind == "experience"]
-    assert item.key.startswith("experience:sushi")
+    assert item.key == "experience:try-sushi"
     assert item.statement.startswith("Caroline tried sushi for the first time")
     assert item.valid_from == START + timedelta(minutes=2)
 
@@ -116,8 +117,9 @@ def test_extracts_skills_from_good_at_and_years_of_practice() -> None:
 
 
 def test_extracts_goal_from_my_goal_is() -> None:
-    item = only(extract(CHAT), "goal:run-marathon-turn")
+    item = only(extract(CHAT), "goal:run-marathon")
     assert item.kind == "goal"
+    assert item.fields["object"] == "run a marathon before Caroline turns forty"
     assert item.statement == "Caroline's goal is to run a marathon before Caroline turns forty."
 
 
@@ -147,10 +149,10 @@ def test_extracts_occupation_as_identity() -> None:
     assert item.statement == "Caroline works as a nurse at the children's hospital."
 
 
-def test_extracts_wedding_last_may_as_event_in_previous_year() -> None:
-    item = only(extract(CHAT), "event:2022-05:married")
-    assert item.kind == "event"
-    assert item.statement == "Melanie got married in May 2022!"
+def test_extracts_wedding_last_may_as_status_valid_from_the_previous_year() -> None:
+    item = only(extract(CHAT), "identity:relationship-status")
+    assert item.kind == "identity"
+    assert item.statement == "Melanie got married in May 2022."
     assert item.fields["event_time"] == "2022-05"
     assert item.valid_from == datetime(2022, 5, 1, tzinfo=UTC)
 
@@ -183,7 +185,7 @@ def test_drink_preferences_share_one_key_whatever_the_phrasing(text: str) -> Non
 def test_future_plan_with_date_is_an_event_valid_from_when_it_was_said() -> None:
     item = only(
         extract([("melanie", "I'm going to a concert next Friday with my husband.")]),
-        "event:2023-05-12:concert-husband",
+        "event:2023-05-12:go-concert",
     )
     assert item.statement == "Melanie is going to a concert on 12 May 2023 with Melanie's husband."
     assert item.valid_from == START
@@ -200,9 +202,7 @@ def test_identity_patterns_cover_origin_gender_and_age() -> None:
 
 def test_dietary_rules_and_inabilities_are_constraints() -> None:
     items = extract([("melanie", "I'm vegetarian and I don't eat fish. I can't drive at night.")])
-    assert {"constraint:diet", "constraint:diet:fish", "constraint:drive-night"} <= {
-        i.key for i in items
-    }
+    assert {"constraint:diet", "constraint:diet:fish", "constraint:drive"} <= {i.key for i in items}
 
 
 def test_conversational_reactions_are_not_preferences() -> None:
@@ -243,10 +243,10 @@ def test_turn_that_follows_its_own_speaker_is_restated_alone() -> None:
 def test_episodic_restatement_resolves_relative_dates_and_second_person() -> None:
     lines = [
         ("caroline", "Your garden pictures were lovely."),
-        ("melanie", "Thanks, Caroline! You inspired me to plant tomatoes last weekend, honestly."),
+        ("melanie", "Thanks, Caroline! You were so right about the tomatoes last weekend."),
     ]
     item = only(extract(lines), "episodic:101")
-    assert "Caroline inspired Melanie to plant tomatoes on the weekend of 6-7 May 2023" in (
+    assert "Caroline was so right about the tomatoes on the weekend of 6-7 May 2023" in (
         item.statement
     )
     assert item.fields["event_time"] == "2023-05-06/2023-05-07"

@@ -1,4 +1,4 @@
-"""Self-contained statements: pronouns become names, and keys normalise phrasings."""
+"""Episodic restatements: pronouns become names, dates become absolute."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from observations.extract.keys import relationship_key, topic
 from observations.extract.rewrite import PersonRewriter, render, third_person
 
 ANCHOR = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -67,40 +66,3 @@ def test_render_rewrites_dates_and_pronouns_together() -> None:
 )
 def test_third_person_of_base_verbs(verb: str, third: str) -> None:
     assert third_person(verb) == third
-
-
-@pytest.mark.parametrize(
-    ("phrase", "verbal", "expected"),
-    [
-        ("to drink green tea", False, "drink"),
-        ("drinking coffee", False, "drink"),
-        ("listening to Bach", False, "music"),
-        ("playing guitar", False, "guitar"),
-        ("painting", False, "painting"),
-        ("paint landscapes", True, "painting"),
-        ("hike", True, "hiking"),
-        ("the beach", False, "beach"),
-        ("watching old movies", False, "old-movie"),
-    ],
-)
-def test_topic_normalises_activities_and_categories(
-    phrase: str, verbal: bool, expected: str
-) -> None:
-    assert topic(phrase, verbal) == expected
-
-
-@pytest.mark.parametrize(
-    ("role", "name", "key"),
-    [
-        ("Mom", None, "relationship:mother"),
-        ("wife", "Sarah", "relationship:wife"),
-        ("friend", "Bob", "relationship:friend:bob"),
-        ("kids", None, "relationship:child"),
-        ("puppy", "Pixie", "relationship:dog:pixie"),
-        ("best friend", None, "relationship:best-friend"),
-    ],
-)
-def test_relationship_keys_name_only_roles_held_more_than_once(
-    role: str, name: str | None, key: str
-) -> None:
-    assert relationship_key(role, name) == key

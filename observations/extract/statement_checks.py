@@ -1,0 +1,171 @@
+"""Checks a stored fact statement must pass: a quality gate and an evaluation metric.
+
+Each check names one way a statement fails to be a clean, self-contained atom:
+
+* ``first_or_second_person`` — it says "I", "my", "you", "our"… (quoted text aside);
+* ``doubled_name`` — a name written twice in a row ("Maya Chen Chen", "Maya Chen, Maya");
+* ``agreement`` — a singular third-person subject with a plural verb ("Maya Chen fly");
+* ``leading_filler`` — it opens with a discourse filler ("By the way", "Actually", "So");
+* ``trailing_exclamation`` — it ends with "!" or chat noise ("lol", "haha");
+* ``unresolved_reference`` — a pronoun or demonstrative as subject or object that names
+  nobody ("them", "that", "something", "that fellow fan", "he");
+* ``cut_value`` — the value stops inside a name or a number ("pediatric nurse at St" of
+  "St. Mary's", "1" of "1:48").
+
+:func:`statement_failures` checks a batch (one parse for all of them); the checks that
+need no parse are :func:`text_failures`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from observations.extract.analysis import Parsed, Word, analyse
+from observations.extract.base import FACT_KINDS, Extracted
+from observations.extract.references import CORE, THIRD, points_nowhere
+from observations.extract.vocabulary import words
+
+CHECKS: tuple[str, ...] = (
+    "first_or_second_person",
+    "doubled_name",
+    "agreement",
+    "leading_filler",
+    "trailing_exclamation",
+    "unresolved_reference",
+    "cut_value",
+)
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+_PERSONAL = re.compile(
+    r"\b(?:I|(?i:me|my|mine|myself|we|our|ours|ourselves|you|your|yours|yourself"
+    r"|yourselves)|us|Us)\b(?!['’]\w)"
+)
+_FILLER = re.compile(
+    r"^(?:by the way|btw|actually|anyway|anyways|so|well|oh|yeah|yes|no|lol|haha\w*|"
+    r"honestly|basically|hey|hi|wow|ok|okay|um+|uh+|also|and|but|plus|like)\b",
+    re.IGNORECASE,
+)
+_NOISE_END = re.compile(r"(?:!|\b(?:lol|lmao|haha\w*|hehe\w*|xd)\W*|[:;]-?[)dp(]\W*)$", re.I)
+_ABBREVIATIONS = words("st dr mt mr mrs ms jr sr ft no vs prof gen capt sgt")
+_CONTINUES = re.compile(r"^(?:\.\s*[A-Z0-9]|[:.,]\d|\w|['’]s\b)")
+_SINGULAR_SUBJECT_TAGS = ("NN", "NNP")
+_PLURAL_ONLY = frozenset(("are", "were", "am", "'re", "'m"))
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A statement to check, with its value and the names it may contain."""
+
+    text: str
+    value: str | None = None
+    names: tuple[str, ...] = ()
+
+
+def statement_failures(statements: Sequence[Statement]) -> list[tuple[str, ...]]:
+    """The checks each statement fails, in :data:`CHECKS` order (empty: it passes)."""
+    parsed = analyse([s.text for s in statements])
+    return [
+        _ordered(text_failures(s) + parse_failures(view))
+        for s, view in zip(statements, parsed, strict=True)
+    ]
+
+
+def failing_facts(items: Sequence[Extracted], names: Iterable[str]) -> set[int]:
+    """The positions of the user facts among ``items`` whose statements fail a check
+    (``names``: the participants' display names)."""
+    known = tuple(sorted(set(names)))
+    facts = [n for n, item in enumerate(items) if item.kind in FACT_KINDS]
+    checked = statement_failures([of_item(items[n], known) for n in facts])
+    return {n for n, failed in zip(facts, checked, strict=True) if failed}
+
+
+def of_item(item: Extracted, names: tuple[str, ...] = ()) -> Statement:
+    """An extracted fact as a statement to check: its value is ``fields["object"]``."""
+    value = item.fields.get("object")
+    return Statement(item.statement, value if isinstance(value, str) else None, names)
+
+
+def _ordered(failed: Iterable[str]) -> tuple[str, ...]:
+    found = set(failed)
+    return tuple(c for c in CHECKS if c in found)
+
+
+def text_failures(statement: Statement) -> tuple[str, ...]:
+    """The checks that read the text alone."""
+    text = statement.text.strip()
+    failed = []
+    if _PERSONAL.search(_QUOTED.sub(" ", text)):
+        failed.append("first_or_second_person")
+    if doubled_name(text, statement.names):
+        failed.append("doubled_name")
+    if _FILLER.match(text):
+        failed.append("leading_filler")
+    if _NOISE_END.search(text.rstrip(".")):
+        failed.append("trailing_exclamation")
+    if statement.value and cut_value(text, statement.value):
+        failed.append("cut_value")
+    return tuple(failed)
+
+
+def doubled_name(text: str, names: Iterable[str]) -> bool:
+    """A name, then at once the same name or a part of it ("Maya Chen Chen", "Lena Lena",
+    "Maya Chen, Maya", "Maya Chen's Maya Chen")."""
+    parts = {p for name in names for p in (name, *name.split()) if p}
+    words = re.findall(r"[A-Z][\w'’-]*", text)
+    if any(a == b for a, b in pairwise(words) if _adjacent(text, a, b)):
+        return True
+    for name in names:
+        for part in parts & set(name.split()) | {name}:
+            pattern = rf"\b{re.escape(name)}(?:['’]s)?,?\s+{re.escape(part)}\b"
+            if name and re.search(pattern, text):
+                return True
+    return False
+
+
+def _adjacent(text: str, first: str, second: str) -> bool:
+    return re.search(rf"\b{re.escape(first)},?\s+{re.escape(second)}\b", text) is not None
+
+
+def cut_value(statement: str, value: str) -> bool:
+    """The value stops inside a name or a number of the statement it comes from."""
+    value = value.strip()
+    last = value.split()[-1].lower() if value.split() else ""
+    if last.rstrip(".") in _ABBREVIATIONS and not last.endswith("."):
+        return True
+    if value.endswith((":", ",", "-")):
+        return True
+    at = statement.find(value)
+    return at >= 0 and _CONTINUES.match(statement[at + len(value) :]) is not None
+
+
+def parse_failures(parsed: Parsed) -> tuple[str, ...]:
+    """The checks that read the parse: agreement and unresolved references."""
+    failed = []
+    if any(_disagrees(parsed, w) for w in parsed.words):
+        failed.append("agreement")
+    if any(_unresolved(parsed, w) for w in parsed.words):
+        failed.append("unresolved_reference")
+    return tuple(failed)
+
+
+def _disagrees(parsed: Parsed, word: Word) -> bool:
+    """A singular noun or name subject whose finite verb is a plural form."""
+    if word.dep != "nsubj" or word.tag not in _SINGULAR_SUBJECT_TAGS:
+        return False
+    if any(parsed.words[i].dep == "conj" for i in parsed.subtree(word.i)):
+        return False  # "Ana and Tom live…"
+    verb = parsed.words[word.head]
+    auxes = [a for a in parsed.kids(verb.i, "aux", "auxpass") if a.tag != "TO" and a.i < verb.i]
+    finite = auxes[0] if auxes else verb
+    if finite.i < word.i:  # question order or a fragment: nothing to compare
+        return False
+    bare = finite.tag == "VB" and not auxes and finite.pos in ("VERB", "AUX")
+    return finite.tag == "VBP" or bare or finite.lower in _PLURAL_ONLY
+
+
+def _unresolved(parsed: Parsed, word: Word) -> bool:
+    if word.lower in THIRD and word.pos == "PRON" and word.dep in CORE:
+        return True
+    return word.pos in ("PRON", "DET", "ADV", "NOUN") and points_nowhere(parsed, word)

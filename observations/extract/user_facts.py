@@ -1,0 +1,163 @@
+"""User facts: every user sentence parsed, each clause read as an atom, filed under the
+person it is about.
+
+The users' sentences of a session (questions aside) are parsed in one batch
+(:mod:`.analysis`). Each clause that states something about a person becomes one fact
+(:mod:`.atoms`):
+
+* about the speaker → the speaker's fact;
+* about another member of the session, named by display name or first name (or "you" to
+  a human member) → that member's fact, with ``fields["said_by"]`` the speaker's id and a
+  confidence of at most 0.7, below what people say of themselves, so that what the
+  subject says of themselves ranks above a friend's claim made at the same time, and a
+  later correction by the subject supersedes it;
+* about someone outside the session (a relation such as "my sister Lena", or a named
+  person) → a ``relationship`` fact of the speaker, keyed by the relation and what is
+  said of it (``relationship:sister:lena:city``).
+
+A clause with a date phrase that reads as an experience or a goal is an event, keyed by
+its date (``event:<iso date>:<topic>``) and valid from that date when it is past.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, time
+from typing import Any
+
+from observations.extract.analysis import analyse
+from observations.extract.atoms import Atom, sentence_atoms
+from observations.extract.base import Extracted
+from observations.extract.people import Cast, Person
+from observations.extract.references import Referent, Speech
+from observations.extract.turns import Sentence, Turn
+from observations.extract.vocabulary import UNIQUE_ROLES
+
+THIRD_PARTY_CONFIDENCE = 0.7
+IMPORTANCE = {
+    "identity": 0.8,
+    "constraint": 0.8,
+    "relationship": 0.7,
+    "goal": 0.7,
+    "event": 0.65,
+    "skill": 0.6,
+    "preference": 0.6,
+    "experience": 0.5,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FactHit:
+    """A fact and the sentence it came from (so uncovered sentences can go episodic)."""
+
+    event_id: int
+    sentence_index: int
+    item: Extracted
+
+
+def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
+    """Every fact in the users' turns, in session order."""
+    cast = Cast(t.event for t in turns)
+    pending = [(t, s) for t in turns if t.event.role == "user" for s in t.sentences]
+    pending = [(t, s) for t, s in pending if not s.question]
+    parsed = analyse([s.text for _, s in pending])
+    roles: dict[str, str] = {}
+    speeches: dict[int, Speech] = {}
+    hits = []
+    for (turn, sentence), view in zip(pending, parsed, strict=True):
+        speech = speeches.get(turn.event.id)
+        if speech is None:
+            speech = speeches[turn.event.id] = _speech(cast, turn, roles)
+        for atom in sentence_atoms(view, sentence.dates, speech):
+            hits.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
+    return hits
+
+
+def _speech(cast: Cast, turn: Turn, roles: dict[str, str]) -> Speech:
+    me = cast.people.get(turn.event.actor_id) or Person(turn.event.actor_id, turn.speaker)
+    return Speech(me, turn.to, cast, roles=roles)
+
+
+def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
+    """The fact an atom states, filed under the person it is about."""
+    speaker = turn.event.actor_id
+    owner = atom.about.person.actor_id if atom.about.person is not None else speaker
+    kind, key = _kind_and_key(atom)
+    confidence = atom.reading.confidence
+    if owner != speaker:
+        confidence = min(confidence, THIRD_PARTY_CONFIDENCE)
+    boost = 0.1 if atom.dates or atom.persons else 0.0
+    return Extracted(
+        kind=kind,
+        key=key,
+        owner_type="user",
+        owner_id=owner,
+        statement=atom.statement,
+        confidence=confidence,
+        importance=min(1.0, IMPORTANCE[kind] + boost),
+        source_event_ids=(turn.event.id,),
+        valid_from=_valid_from(turn, atom),
+        fields=_fields(turn, atom, owner),
+    )
+
+
+def _kind_and_key(atom: Atom) -> tuple[str, str]:
+    reading, about = atom.reading, atom.about
+    if about.kind in ("relation", "outsider"):
+        base = _relation_key(about)
+        if reading.kind == "relationship":
+            return "relationship", base
+        return "relationship", f"{base}:{reading.topic}"
+    if atom.dates and reading.kind == "experience":
+        return "event", f"event:{atom.dates[0].iso}:{reading.topic}"
+    return reading.kind, f"{reading.kind}:{reading.topic}"
+
+
+def _relation_key(about: Referent) -> str:
+    if about.role is None:
+        return f"relationship:{about.given or 'someone'}"
+    if about.given and about.role not in UNIQUE_ROLES:
+        return f"relationship:{about.role}:{about.given}"
+    return f"relationship:{about.role}"
+
+
+def _valid_from(turn: Turn, atom: Atom) -> datetime:
+    """When the fact began to hold: a past date it states ("moved to Amsterdam in 2023"),
+    else when it was said."""
+    said = turn.event.occurred_at
+    if not atom.dates:
+        return said
+    # a calendar date is stored as its UTC midnight, the way every date is shown
+    start = datetime.combine(atom.dates[0].start, time(), tzinfo=UTC)
+    return min(start, said)
+
+
+def _fields(turn: Turn, atom: Atom, owner: str) -> dict[str, Any]:
+    reading = atom.reading
+    fields: dict[str, Any] = {
+        "predicate": reading.predicate,
+        "object": atom.value,
+        "polarity": "negative" if reading.negative else "positive",
+        "topic": reading.topic,
+        "speaker": turn.speaker,
+    }
+    if owner != turn.event.actor_id:
+        fields["said_by"] = turn.event.actor_id
+    if reading.kind == "identity" and reading.topic in ("city", "origin"):
+        fields["location"] = atom.value
+    if atom.persons:
+        fields["persons"] = list(atom.persons)
+    if atom.dates:
+        fields.update(_date_fields(atom))
+    return fields
+
+
+def _date_fields(atom: Atom) -> Iterator[tuple[str, Any]]:
+    first = atom.dates[0]
+    yield "event_time", first.iso
+    yield "event_time_granularity", first.granularity
+    for name in ("valid_at", "precision"):
+        value = getattr(first, name, None)
+        if value is not None:
+            yield name, value.isoformat() if hasattr(value, "isoformat") else value

@@ -1,0 +1,114 @@
+"""Word lists the parser-based fact reader uses (lemmas, lower case)."""
+
+from __future__ import annotations
+
+
+def words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+LIKE = words("love like enjoy adore prefer fancy")
+DISLIKE = words("hate dislike detest loathe")
+DIETS = words(
+    """vegan vegetarian pescatarian pescetarian keto paleo diabetic celiac coeliac kosher halal
+    teetotal sober gluten-free dairy-free lactose-intolerant"""
+)
+STATUS = words("married single divorced engaged widowed separated")
+GENDER = words("transgender trans nonbinary non-binary cisgender genderqueer")
+ORIENTATION = words("gay lesbian bisexual queer straight pansexual asexual")
+SKILLED = words("good great skilled talented fluent experienced proficient decent amazing")
+KEEN = words("obsessed passionate crazy mad keen")
+OCCUPATIONS = words(
+    """nurse teacher engineer developer programmer doctor physician student artist painter
+    writer author designer lawyer attorney chef cook accountant manager scientist researcher
+    professor musician singer photographer counselor counsellor therapist worker architect
+    pilot firefighter officer soldier veteran mechanic electrician plumber carpenter farmer
+    journalist editor consultant analyst entrepreneur freelancer barista waiter waitress
+    cashier pharmacist dentist vet veterinarian librarian coach trainer instructor dancer
+    actor actress athlete retiree homemaker intern surgeon paramedic psychologist biologist
+    chemist physicist historian baker tutor ceo founder cto director administrator clerk
+    technician assistant specialist strategist marketer recruiter paralegal midwife
+    caregiver volunteer lecturer scholar economist banker broker realtor agent driver
+    sailor"""
+)
+JOBS = words("job position role gig career post")
+VEHICLES = words("car truck van suv motorbike motorcycle scooter jeep pickup ebike e-bike")
+ROLES = words(
+    """sister brother sibling mom mum mother mama dad father papa parent wife husband hubby
+    partner spouse boyfriend girlfriend fiance fiancee son daughter kid child baby grandma
+    grandmother grandpa grandfather grandparent granny aunt auntie uncle cousin niece nephew
+    friend bff bestie roommate flatmate coworker co-worker colleague boss manager mentor
+    neighbor neighbour family in-laws dog cat puppy pup pet snake parrot hamster horse rabbit
+    bunny turtle teacher therapist coach classmate teammate landlord doctor"""
+)
+ROLE_ALIASES = {
+    "mom": "mother",
+    "mum": "mother",
+    "mama": "mother",
+    "dad": "father",
+    "papa": "father",
+    "kid": "child",
+    "baby": "child",
+    "hubby": "husband",
+    "fiancee": "fiance",
+    "grandma": "grandmother",
+    "granny": "grandmother",
+    "grandpa": "grandfather",
+    "auntie": "aunt",
+    "pup": "dog",
+    "puppy": "dog",
+    "bff": "best-friend",
+    "bestie": "best-friend",
+    "coworker": "colleague",
+    "co-worker": "colleague",
+    "neighbour": "neighbor",
+    "boss": "manager",
+    "flatmate": "roommate",
+}
+# roles one has once: their keys carry no name
+UNIQUE_ROLES = words(
+    """wife husband partner spouse boyfriend girlfriend fiance mother father parent family
+    in-laws manager landlord"""
+)
+# what "my <noun> is …" says of its owner
+OWN_ATTRIBUTES = {
+    "name": ("identity", "name"),
+    "job": ("identity", "occupation"),
+    "occupation": ("identity", "occupation"),
+    "profession": ("identity", "occupation"),
+    "employer": ("identity", "employer"),
+    "company": ("identity", "employer"),
+    "car": ("identity", "car"),
+    "hometown": ("identity", "origin"),
+    "birthday": ("identity", "birthday"),
+    "age": ("identity", "age"),
+    "budget": ("constraint", "budget"),
+    "diet": ("constraint", "diet"),
+    "pronoun": ("identity", "pronouns"),
+    "major": ("identity", "education"),
+}
+GOAL_NOUNS = words("goal dream plan aim ambition hope mission resolution wish")
+FAVORITE = words("favorite favourite preferred fave go-to")
+WANT = words("want plan hope intend aim aspire dream wish")
+TRYING = words("plan hope aim try save work look think consider prepare")
+GENERIC_ACTIVITIES = words(
+    """play do make go watch read spend take have get try visit be practice practise learn
+    create"""
+)
+ACTIVITY_CATEGORIES = {"drink": "drink", "eat": "food", "listen": "music", "cook": "cooking"}
+# verbs that say nothing lasting about their subject on their own
+LIGHT_VERBS = words(
+    """be have do get go come make take know think guess mean feel hope wish see say tell ask
+    wonder agree bet suppose believe imagine remember forget understand love like want need
+    try seem look sound let thank appreciate miss check keep find realize realise notice
+    hear talk chat show share send reply answer help glad happen appreciate cheer congratulate
+    apologize apologise promise"""
+)
+COGNITION = words(
+    """think guess believe know feel suppose reckon realize realise mean say tell admit figure
+    bet swear hope wish notice remember forget suspect imagine doubt assume understand"""
+)
+TIME_NOUNS = words(
+    """day week weekend month year morning afternoon evening night time summer winter spring
+    autumn fall season moment point"""
+)
