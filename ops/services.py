@@ -70,6 +70,7 @@ def _starting(home: Path) -> Iterator[None]:
         yield
         return
     with os.fdopen(fd, "r+") as held:
+        os.fchmod(fd, 0o600)  # one an older version made is 0644
         fcntl.flock(held, fcntl.LOCK_EX)
         try:
             yield
