@@ -19,6 +19,7 @@ from pathlib import Path
 from ledger.errors import ServiceError
 
 XATTR = "system.posix_acl_access"
+DEFAULT_XATTR = "system.posix_acl_default"  # what files made inside inherit, over the umask
 VERSION = 2
 USER_OBJ, USER, GROUP_OBJ, GROUP, MASK, OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
 NO_ID = 0xFFFFFFFF
@@ -67,13 +68,24 @@ def write_acl(path: Path, entries: list[Entry]) -> None:
 
 def make_private(path: Path) -> None:
     """Only the owner (and users an ACL entry names) may enter ``path``: group and others
-    lose every permission; the owner keeps rwx."""
+    lose every permission; the owner keeps rwx. A default ACL is dropped, so that files
+    made inside get the mode their maker asks for."""
+    _drop_default(path)
     entries = read_acl(path)
     if not any(e.tag in (USER, GROUP) for e in entries):
         os.chmod(path, stat.S_IMODE(path.stat().st_mode) & ~0o077 | 0o700)
         return
     private = [_private_entry(e) for e in entries if e.tag != MASK]
     write_acl(path, [*private, Entry(MASK, _group_class_union(private))])
+
+
+def _drop_default(path: Path) -> None:
+    try:
+        if hasattr(os, "removexattr"):
+            os.removexattr(path, DEFAULT_XATTR)
+    except OSError as exc:
+        if exc.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
 
 
 def _private_entry(e: Entry) -> Entry:
