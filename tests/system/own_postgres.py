@@ -41,8 +41,12 @@ class OwnPostgres:
             user = pwd.getpwnam("nobody")
             for path in (root, root / "sockets"):
                 os.chown(path, user.pw_uid, user.pw_gid)
-        server._run("initdb", "-D", root / "data", "-U", "postgres", "--auth=trust")
-        server.start()
+        try:
+            server._run("initdb", "-D", root / "data", "-U", "postgres", "--auth=trust")
+            server.start()
+        except BaseException:
+            server.remove()
+            raise
         return server
 
     @property
@@ -82,11 +86,13 @@ class OwnPostgres:
         if os.geteuid() == 0:
             user = pwd.getpwnam("nobody")
             as_nobody = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
-        subprocess.run(
-            [_bin(program), *map(str, args)],
-            check=True,
-            capture_output=True,
-            timeout=60,
-            cwd=self.root,
+        done = subprocess.run(
+            [_bin(program), *map(str, args)], capture_output=True, timeout=60, cwd=self.root,
             **as_nobody,
-        )
+        )  # fmt: skip
+        if done.returncode != 0:
+            log = self.root / "log"
+            raise RuntimeError(
+                f"{program} failed: {done.stderr.decode(errors='replace')}"
+                + (log.read_text(errors="replace")[-2000:] if log.exists() else "")
+            )
