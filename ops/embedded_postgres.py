@@ -29,6 +29,7 @@ from ledger.errors import ServiceError
 from ops.postgres_access import RunAs, let_through, reload, server_user, write_auth
 from ops.service_files import (
     HANDLE_FILE,
+    drop_socket_dir,
     join,
     leave,
     package_dir,
@@ -102,6 +103,8 @@ def detach(home: Path) -> None:
     if running is not None and _is_postmaster(running.pid):
         stop_process(running.pid, [signal.SIGINT, signal.SIGQUIT], STOP_SECONDS)
         log.info("postgres_stopped", pgdata=str(pgdata))
+        if running.socket_dir is not None:
+            drop_socket_dir(running.socket_dir)
 
 
 def _handle(pgdata: Path, running: Postmaster) -> EmbeddedPostgres:

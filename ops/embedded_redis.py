@@ -31,6 +31,7 @@ from ledger.errors import ServiceError
 from ops.service_files import (
     HANDLE_FILE,
     alive,
+    drop_socket_dir,
     gone,
     join,
     leave,
@@ -95,6 +96,7 @@ def detach(home: Path) -> None:
     for pid in _servers(sock):
         _stop(pid, sock)
         log.info("redis_stopped", socket=str(sock), pid=pid)
+    drop_socket_dir(sock.parent)
 
 
 def socket_path(home: Path) -> Path:

@@ -77,6 +77,15 @@ def socket_dir(home: Path, preferred: Path, name: str, fallback: str) -> Path:
     return own / fallback
 
 
+def drop_socket_dir(sockets: Path) -> None:
+    """Remove a stopped server's runtime socket directory, and the home's directory above
+    it once empty (nothing outside the runtime directory)."""
+    if sockets.parent.parent == runtime_root():
+        for directory in (sockets, sockets.parent):
+            with contextlib.suppress(OSError):  # not empty: the other server's is in it
+                directory.rmdir()
+
+
 def _fits(path: Path) -> bool:
     return len(os.fsencode(path)) <= SOCKET_PATH_MAX and bool(_SOCKET_SAFE.fullmatch(str(path)))
 

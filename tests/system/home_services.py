@@ -12,12 +12,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
+from ops.service_files import alive, gone
 
 HOLD = """
 import json, sys
@@ -102,20 +103,11 @@ def holding(home: Path) -> Iterator[Holder]:
 
 
 def gone_within(pids: list[int], seconds: float) -> list[int]:
-    """Those of ``pids`` still running after ``seconds``."""
-    processes = []
+    """Those of ``pids`` still running after ``seconds`` (a zombie has ended)."""
+    deadline = time.monotonic() + seconds
     for pid in pids:
-        with suppress(psutil.NoSuchProcess):
-            processes.append(psutil.Process(pid))
-    _, alive = psutil.wait_procs(processes, timeout=seconds)
-    return [p.pid for p in alive if alive_(p)]
-
-
-def alive_(process: psutil.Process) -> bool:
-    try:
-        return bool(process.status() != psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
-        return False
+        gone(pid, max(0.0, deadline - time.monotonic()))
+    return [pid for pid in pids if alive(pid)]
 
 
 def handle_pids(path: Path) -> list[int]:

@@ -157,6 +157,8 @@ def test_a_redis_left_running_without_its_directory_is_stopped_by_the_next_start
         assert next_one.redis_pid != killed.redis_pid
         assert gone_within([killed.redis_pid], 0) == []
     assert gone_within([next_one.redis_pid, next_one.postgres_pid], 10) == []
+    runtime = Path(next_one.redis_url.removeprefix("unix://")).parent.parent
+    assert not runtime.exists()  # the home's runtime socket directories, removed with them
 
 
 def test_an_older_versions_redis_of_the_home_hands_its_data_to_the_one_at_the_stable_path(
