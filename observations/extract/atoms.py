@@ -35,9 +35,14 @@ from observations.extract.rules import read
 from observations.extract.vocabulary import COGNITION, words
 
 _CONDITIONS = words("if unless when whenever whether once where wherever though")
-_HEDGES = words("hope wish wonder doubt imagine suppose guess bet ask if whether")
+_HEDGES = words(
+    """hope wish wonder doubt imagine suppose guess bet ask if whether unless maybe perhaps
+    probably possibly hopefully glad"""
+)
 _SPOKEN = {"gon": "going", "wan": "want", "na": "to", "ta": "to", "nt": "n't"}
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
+_FINITE = ("VBD", "VBZ", "VBP", "MD")
+_WH = ("WP", "WRB", "WDT", "WP$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +95,35 @@ def _factual(parsed: Parsed, clause: Clause) -> bool:
     """A statement of fact: no question, condition or hedge ("I hope I get it")."""
     if clause.question or clause.mark in _CONDITIONS or not clause.words:
         return False
+    if not _finite(parsed, clause) or not _opens_with_subject(parsed, clause):
+        return False
     if clause.link == "ccomp" and clause.parent is not None:
         parent = parsed.words[clause.parent]
         negated = any(k.dep == "neg" for k in parsed.kids(parent.i))
         return parent.lemma not in _HEDGES and not (negated and parent.lemma in COGNITION)
+    return True
+
+
+def _finite(parsed: Parsed, clause: Clause) -> bool:
+    """A clause with a tensed verb: not "Deborah exploring nature", "Caroline to explore"."""
+    head = parsed.words[clause.head]
+    verbs = [head, *(a for a in parsed.kids(head.i, "aux", "auxpass") if a.i in clause.words)]
+    return any(v.tag in _FINITE for v in verbs)
+
+
+def _opens_with_subject(parsed: Parsed, clause: Clause) -> bool:
+    """Nothing but a phrase of time or place before the subject: no hedge ("maybe",
+    "glad"), no question word ("what", "how much"), no condition ("if Andrew wants,")."""
+    if clause.subject is None:
+        return True
+    first = parsed.words[clause.subject].left
+    before = [parsed.words[i] for i in clause.words if i < first]
+    in_phrase = {j for w in before if w.dep in ("prep", "npadvmod") for j in parsed.subtree(w.i)}
+    for word in before:
+        if word.lower in _HEDGES or word.tag in _WH or word.dep == "mark":
+            return False
+        if word.pos in ("ADJ", "VERB") and word.i not in in_phrase:
+            return False
     return True
 
 
@@ -146,6 +176,8 @@ def voice(
             replace[i] = written(word, found)
             if word.dep in SUBJECTS and word.lower in _PRONOUN_SUBJECTS:
                 _agree(parsed, word.head, words, replace)
+            if _we_all(parsed, word):  # "we all" → "Maya Chen"
+                replace[i + 1] = ""
         elif word.pos == "PROPN" and word.dep != "compound":
             _member_name(parsed, word, speech, replace)
         elif word.lower in _SPOKEN and (word.lower != "nt" or word.dep == "neg"):
@@ -154,6 +186,11 @@ def voice(
     if clause.shared_subject and subject is not None and subject.lower in _PRONOUN_SUBJECTS:
         _agree(parsed, clause.head, words, replace)
     return replace
+
+
+def _we_all(parsed: Parsed, word: Word) -> bool:
+    following = parsed.words[word.i + 1].lower if word.i + 1 < len(parsed.words) else ""
+    return word.lower in ("we", "us") and following in ("all", "both")
 
 
 def _agree(parsed: Parsed, verb: int, words: Sequence[int], replace: dict[int, str]) -> None:
@@ -188,12 +225,21 @@ def _value(
     """The value's phrase: the named word's subtree within the clause, whole; for an
     action, the predicate and what follows it ("tried sushi for the first time")."""
     if reading.value is None:
-        skip = {"aux", "auxpass", "neg"}
-        chosen = [i for i in words if i >= clause.head and parsed.words[i].dep not in skip]
+        chosen = [i for i in words if i >= clause.head]
     else:
         chosen = [i for i in parsed.subtree(reading.value) if i in words]
+    chosen = [i for i in chosen if not _polarity_word(parsed, parsed.words[i], clause.head)]
     text = strip_article(render(parsed, chosen, replace, dates)).strip(" ,;:!?")
     return text[3:] if text.startswith("to ") else text
+
+
+def _polarity_word(parsed: Parsed, word: Word, head: int) -> bool:
+    """A word the polarity already says, or the head's auxiliary: not part of a value."""
+    if word.dep in ("aux", "auxpass") and word.head == head and word.tag != "TO":
+        return True
+    if word.dep == "neg" or (word.lower in ("anymore", "longer") and word.dep == "advmod"):
+        return True
+    return word.lower == "no" and any(k.lower == "longer" for k in parsed.kids(word.head))
 
 
 def _persons(
@@ -220,4 +266,4 @@ def _note(parsed: Parsed, clause: Clause, speech: Speech) -> None:
             continue
         if found.kind == "outsider" and word.dep not in (*SUBJECTS, "dobj", "dative"):
             continue
-        speech.note(found)
+        speech.note(found, plural=word.tag in ("NNS", "NNPS"))

@@ -17,18 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from observations.extract.analysis import Parsed, Word
-from observations.extract.vocabulary import words
+from observations.extract.vocabulary import COGNITION, words
 
 SUBJECTS = ("nsubj", "nsubjpass", "csubj")
 _SPLIT = ("conj", "advcl", "ccomp", "parataxis")
 _VERBAL = ("VERB", "AUX")
 _FILLERS = words(
     """actually anyway anyways so well also basically honestly seriously literally like
-    plus btw oh ok okay yeah yes yep no nah hey hi hmm um uh wow lol haha then now
+    plus btw oh ok okay yeah yes yep no nah hey hi hmm um uh wow lol haha
     anyhow besides"""
 )
 _TRAILING = words("too either lol haha lmao tbh though")
 _WH = ("WP", "WRB", "WDT", "WP$")
+# verbs whose clausal complement is a statement of its own ("I think I'm moving")
+_REPORTING = COGNITION | words("say tell mention admit explain announce promise hear learn")
 _FRAMING = words("when whenever before after until till while once if unless where")
 _ASIDES = (("by", "the", "way"), ("to", "be", "honest"), ("for", "real"), ("in", "fact"))
 
@@ -94,6 +96,8 @@ def _clause_like(parsed: Parsed, word: Word, heads: set[int]) -> bool:
         return False
     if word.dep == "advcl" and _framing(parsed, word):
         return False
+    if word.dep == "ccomp" and not _reported(parsed, word):
+        return False  # "contribute towards making the world a better place": one clause
     return word.pos in _VERBAL or bool(parsed.kids(word.i, *SUBJECTS))
 
 
@@ -102,6 +106,15 @@ def _framing(parsed: Parsed, word: Word) -> bool:
     I fly", "before I turn forty", "if it rains"): it stays part of the main clause."""
     marks = [k.lower for k in parsed.kids(word.i, "mark", "advmod") if k.i < word.i]
     return any(m in _FRAMING for m in marks)
+
+
+def _reported(parsed: Parsed, word: Word) -> bool:
+    """A clausal complement that is a statement of its own: after a reporting verb ("I
+    think I'm moving"), or a whole clause before its head ("I'm allergic to peanuts, so
+    please keep that in mind")."""
+    if parsed.words[word.head].lemma in _REPORTING:
+        return True
+    return word.i < word.head and bool(parsed.kids(word.i, *SUBJECTS))
 
 
 def _owning_head(parsed: Parsed, i: int, heads: set[int]) -> int:
@@ -120,6 +133,15 @@ def _subject(parsed: Parsed, head: int, done: dict[int, Clause]) -> tuple[int | 
     return None, False
 
 
+def _before_any(parsed: Parsed, i: int, starts: list[int]) -> bool:
+    """Word ``i`` comes right before one of ``starts`` (punctuation between aside)."""
+    for start in starts:
+        between = range(i + 1, start)
+        if start > i and all(parsed.words[j].pos == "PUNCT" for j in between):
+            return True
+    return False
+
+
 def _mark(parsed: Parsed, head: int, kept: list[int], link: str) -> tuple[str | None, list[int]]:
     """The clause's subordinating word ("because", or "when" as its first word), and its
     words without it."""
@@ -133,11 +155,11 @@ def _mark(parsed: Parsed, head: int, kept: list[int], link: str) -> tuple[str | 
 
 def _without_links(parsed: Parsed, own: list[int], head: int, heads: set[int]) -> list[int]:
     """``own`` without the words that link clauses: conjunctions, marks, interjections."""
-    splits = any(k.i in heads and k.dep == "conj" for k in parsed.kids(head))
+    starts = [parsed.words[k.i].left for k in parsed.kids(head, "conj") if k.i in heads]
     drop = {k.i for k in parsed.kids(head, "mark")} | _asides(parsed, own)
     for i in own:
         word = parsed.words[i]
-        linking = word.dep == "cc" and word.head == head and splits
+        linking = word.dep == "cc" and word.head == head and _before_any(parsed, i, starts)
         if word.dep in ("intj", "preconj") or word.lower == "please" or linking:
             drop.add(i)
     return [i for i in own if i not in drop]

@@ -73,6 +73,11 @@ class Frame:
         return found[0] if found else None
 
 
+def reading(f: Frame, kind: str, topic: str, value: int | None, confidence: float) -> Reading:
+    """A reading of ``f`` with its predicate and polarity."""
+    return Reading(kind, topic, value, f.lemma, confidence, f.negative)
+
+
 def frame_of(parsed: Parsed, clause: Clause, subject_noun: Word | None) -> Frame:
     head = parsed.words[clause.head]
     auxes = [w for w in parsed.kids(head.i, "aux", "auxpass") if w.i in clause.words]
@@ -106,7 +111,7 @@ def _negative(parsed: Parsed, clause: Clause, head: Word) -> bool:
 def _past(head: Word, auxes: list[Word]) -> bool:
     if any(a.lemma == "have" and a.tag in ("VBP", "VBZ", "VBD") for a in auxes):
         return head.tag == "VBN"
-    if any(a.lemma == "do" and a.tag == "VBD" for a in auxes):
+    if any(a.tag == "VBD" for a in auxes):  # "did go", "was trying"
         return True
     if any(a.tag in ("VBP", "VBZ", "MD") for a in auxes):
         return False

@@ -34,7 +34,7 @@ def third_person(verb: str) -> str:
         return _match_case(verb, IRREGULAR[lower])
     if lower in _NOT_BASE or (lower.endswith("ed") and not lower.endswith("eed")):
         return verb
-    if "'" in lower or not lower.isalpha() or lower.endswith(("ing", "ly")):
+    if "'" in lower or not lower.isalpha() or lower.endswith("ing"):
         return verb
     if lower.endswith("s") and not lower.endswith("ss"):
         return verb

@@ -79,9 +79,10 @@ class Speech:
         people = {r.given or r.name: r for r in self.named}
         return next(iter(people.values())) if len(people) == 1 else None
 
-    def note(self, referent: Referent) -> None:
+    def note(self, referent: Referent, plural: bool = False) -> None:
         known = {r.given or r.name for r in self.named}
-        if referent.kind != "self" and (referent.given or referent.name) not in known:
+        single = referent.kind != "self" and not plural
+        if single and (referent.given or referent.name) not in known:
             self.named.append(referent)
         if referent.kind == "relation" and referent.given and referent.role:
             self.roles[referent.given] = referent.role
@@ -139,12 +140,21 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
             return Referent(kind, person.name, person)
     if word.lemma in ROLES and word.pos == "NOUN":
         return _relation(parsed, word, speech)
-    if word.pos == "PROPN" and word.dep != "compound":
+    if word.pos == "PROPN" and word.dep != "compound" and _bare_name(parsed, word):
         given = word.lower
         if given in speech.roles:
             return Referent("relation", word.text, speech.speaker, speech.roles[given], given)
         return Referent("outsider", name_of(parsed, word.i), None, None, given)
     return None
+
+
+def _bare_name(parsed: Parsed, word: Word) -> bool:
+    """A name as people are named: no article ("the Eisenhower Matrix"), not a quoted title
+    ("Brave" by Sara Bareilles)."""
+    if parsed.kids(word.i, "det"):
+        return False
+    before = parsed.words[word.left - 1].text if word.left > 0 else ""
+    return before not in ('"', "'", "“", "‘")
 
 
 def _relation(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:

@@ -48,7 +48,9 @@ def third_person(verb: str) -> str:
     """The third-person singular of a base verb: "love" → "loves", "try" → "tries"; a
     word that is no base verb ("went", "can", "and") stays."""
     lower = verb.lower().replace("’", "'")
-    return verb if lower in NOT_BASE_VERBS and lower not in IRREGULAR else inflected(verb)
+    if lower.endswith("ly") or (lower in NOT_BASE_VERBS and lower not in IRREGULAR):
+        return verb  # an adverb ("really"), a modal or a past form
+    return inflected(verb)
 
 
 class PersonRewriter:

@@ -10,22 +10,25 @@ Keys are ``<kind>:<topic>`` where the topic comes from the parse (:mod:`.topics`
 * constraint:diet (vegetarian, vegan…), constraint:allergy:<thing>, constraint:diet:<food>
   ("don't eat meat"), constraint:<verb>[-<noun>] ("can't travel on Sundays");
 * relationship:<role>[:<name>] ("I have a sister named Lena");
-* skill:<topic> — know, speak, play, can, good at, "have been painting for years";
+* skill:<topic> — know, speak, learn, good at, "have been painting for years";
 * goal:<verb>[-<noun>] — want/plan/hope/would like/going to, "my goal is to";
 * experience:<verb>[-<noun>] — any other action of the person with an object.
 
 Negation is the reading's polarity: "I'm no longer vegetarian" is constraint:diet,
-negative, so it supersedes "vegetarian".
+negative, so it supersedes "vegetarian". The rules for states ("I'm …", "my … is …") are
+in :mod:`.states`; the first rule that reads a clause decides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from observations.extract.analysis import Word
 from observations.extract.frames import Frame, Reading
+from observations.extract.frames import reading as _reading
+from observations.extract.states import attribute, copula, status
 from observations.extract.topics import (
     activity_topic,
+    concrete,
     noun_topic,
     role,
     skill_topic,
@@ -33,21 +36,12 @@ from observations.extract.topics import (
     verb_noun,
 )
 from observations.extract.vocabulary import (
-    DIETS,
     DISLIKE,
-    FAVORITE,
-    GENDER,
-    GOAL_NOUNS,
     JOBS,
-    KEEN,
     LIKE,
-    OCCUPATIONS,
-    ORIENTATION,
-    OWN_ATTRIBUTES,
     ROLES,
-    SKILLED,
-    STATUS,
     TRYING,
+    VAGUE,
     VEHICLES,
     WANT,
     words,
@@ -62,100 +56,15 @@ _NOT_ACTIONS = words(
 )
 
 
-def _reading(f: Frame, kind: str, topic: str, value: int | None, conf: float) -> Reading:
-    return Reading(kind, topic, value, f.lemma, conf, f.negative)
-
-
-def attribute(f: Frame) -> Reading | None:
-    """Said of a "my <noun>": "My favorite drink is a flat white", "my goal is to run…"."""
-    noun = f.subject_noun
-    if noun is None or (not f.copula and f.xcomp() is None):
-        return None
-    values = f.comps() or f.objects() or f.preps()
-    if not values:
-        return None
-    value = values[0]
-    mods = {k.lemma for k in f.parsed.kids(noun.i, "amod", "compound")}
-    if mods & FAVORITE:
-        return _reading(f, "preference", noun_topic(f.parsed, noun.i), value.i, 0.9)
-    if noun.lemma in GOAL_NOUNS:
-        return _reading(f, "goal", verb_noun(f.parsed, value.i), value.i, 0.85)
-    if noun.lemma in OWN_ATTRIBUTES:
-        kind, topic = OWN_ATTRIBUTES[noun.lemma]
-        return _reading(f, kind, topic, value.i, 0.9)
-    return None
-
-
-def copula(f: Frame) -> Reading | None:
-    """A state: "I'm vegetarian", "I'm a nurse", "I'm allergic to peanuts", "I'm from Sweden"."""
-    if not f.copula:
-        return None
-    for comp in f.comps():
-        found = _state(f, comp)
-        if found is not None:
-            return found
-    for place in f.preps("from"):
-        return _reading(f, "identity", "origin", place.i, 0.85)
-    for thing in f.preps("into"):
-        return _reading(f, "preference", topic_of(f.parsed, thing.i), thing.i, 0.75)
-    return None
-
-
-def _state(f: Frame, comp: Word) -> Reading | None:
-    lemma, kids = comp.lemma, f.kids(of=comp.i)
-    mods = {k.lemma for k in kids if k.dep in ("amod", "compound", "npadvmod")}
-    if lemma in DIETS or lemma == "intolerant":
-        return _reading(f, "constraint", "diet", comp.i, 0.85)
-    if lemma == "allergic":
-        things = f.preps("to", of=comp.i)
-        if not things:
-            return None
-        topic = f"allergy:{noun_topic(f.parsed, things[0].i)}"
-        return _reading(f, "constraint", topic, things[0].i, 0.9)
-    if lemma in STATUS:
-        return _reading(f, "identity", "relationship-status", comp.i, 0.85)
-    if lemma in GENDER or mods & GENDER:
-        return _reading(f, "identity", "gender", comp.i, 0.85)
-    if lemma in ORIENTATION:
-        return _reading(f, "identity", "orientation", comp.i, 0.85)
-    if lemma in SKILLED or lemma in KEEN or lemma == "fan":
-        return _keen(f, comp.i, lemma)
-    number = [k for k in f.parsed.words[comp.left : comp.i] if k.tag == "CD"]
-    if lemma == "old" and number:
-        return _reading(f, "identity", "age", number[0].i, 0.9)
-    if comp.pos == "NOUN" and lemma in OCCUPATIONS and comp.dep == "attr":
-        return _reading(f, "identity", "occupation", comp.i, 0.8)
-    if lemma in ("mother", "father", "mom", "dad", "parent") and comp.dep == "attr":
-        return _reading(f, "identity", "parent", comp.i, 0.8)
-    if lemma in ("based", "located") and f.preps("in", of=comp.i):
-        return _reading(f, "identity", "city", f.preps("in", of=comp.i)[0].i, 0.8)
-    return None
-
-
-def _keen(f: Frame, comp: int, lemma: str) -> Reading | None:
-    things = f.preps("at", "in", "with", "of", "about", "on", of=comp)
-    if not things:
-        return None
-    topic = topic_of(f.parsed, things[0].i)
-    if lemma in SKILLED:
-        return _reading(f, "skill", skill_topic(f.parsed, things[0].i), things[0].i, 0.75)
-    return _reading(f, "preference", topic, things[0].i, 0.75)
-
-
-def status(f: Frame) -> Reading | None:
-    """A change of status: "I got married last May", "we're engaged"."""
-    if f.head.lower in STATUS and f.head.tag == "VBN" and f.kids("auxpass", "aux"):
-        return _reading(f, "identity", "relationship-status", None, 0.85)
-    return None
-
-
 def liking(f: Frame) -> Reading | None:
     """A liking: "I love strong black coffee", "I prefer aisle seats", "I can't stand cilantro"."""
     stand = f.lemma == "stand" and f.modal == "can" and f.negative
-    if (f.lemma not in LIKE | DISLIKE and not stand) or f.past or f.modal in ("would", "will"):
+    if (f.lemma not in LIKE | DISLIKE and not stand) or f.past or f.modal not in (None, "can"):
         return None
+    if f.modal == "can" and not stand:
+        return None  # "I can enjoy nature": a possibility, not a liking
     things = [w for dep in ("dobj", "xcomp", "attr", "advmod") for w in f.kids(dep)]
-    thing = next((w for w in things if w.pos != "ADV"), None)
+    thing = next((w for w in things if w.pos not in ("ADV", "PRON")), None)
     if thing is None:
         return None
     negative = f.negative != (f.lemma in DISLIKE or stand)
@@ -241,11 +150,9 @@ def skill(f: Frame) -> Reading | None:
         how = f.xcomp()
         if how is not None:
             return _reading(f, "skill", skill_topic(f.parsed, how.i), how.i, 0.75)
-        things = [o for o in f.kids("dobj") if o.pos in ("PROPN", "NOUN")]
+        things = [o for o in f.kids("dobj") if o.pos in ("PROPN", "NOUN") and o.lemma not in VAGUE]
         if things and (f.lemma != "know" or things[0].pos == "PROPN"):
             return _reading(f, "skill", noun_topic(f.parsed, things[0].i), things[0].i, 0.75)
-    if f.modal == "can" and not f.negative and f.head.pos == "VERB" and f.lemma not in _NOT_ACTIONS:
-        return _reading(f, "skill", skill_topic(f.parsed, f.head.i), None, 0.7)
     practised = any(p.lemma in ("year", "decade") for p in f.preps("for"))
     if f.head.tag == "VBG" and any(k.lower == "been" for k in f.kids("aux")) and practised:
         return _reading(f, "skill", activity_topic(f.parsed, f.head.i), None, 0.75)
@@ -274,9 +181,10 @@ def goal(f: Frame) -> Reading | None:
         return None
     wants = f.lemma in WANT or (f.modal == "would" and f.lemma in LIKE)
     planning = f.head.tag == "VBG" and (f.lemma in TRYING or f.lemma == "go")
-    if not (wants or planning) or f.past:
+    to = any(k.tag == "TO" for k in f.kids("aux", of=action.i))
+    if not (wants or planning) or f.past or not to:
         return None
-    if f.parsed.words[action.i].lemma in _NOT_ACTIONS - {"try"}:
+    if f.parsed.words[action.i].lemma in _NOT_ACTIONS or not concrete(f.parsed, action.i):
         return None
     return _reading(f, "goal", verb_noun(f.parsed, action.i), action.i, 0.75)
 
@@ -285,10 +193,10 @@ def action(f: Frame) -> Reading | None:
     """Any other action of the person with an object: an experience ("I tried sushi")."""
     if f.head.pos != "VERB" or f.lemma in _NOT_ACTIONS or f.modal not in (None, "will"):
         return None
-    if f.head.tag == "VB" and f.modal is None and not f.kids("aux"):
-        return None
+    if f.subject_noun is not None or (f.head.tag == "VB" and f.modal is None and not f.kids("aux")):
+        return None  # "my experience brought me…", or no tense
     topic = verb_noun(f.parsed, f.head.i)
-    if "-" not in topic:
+    if "-" not in topic or not concrete(f.parsed, f.head.i):
         return None
     kind = "goal" if f.modal == "will" else "experience"
     return _reading(f, kind, topic, None, 0.7)

@@ -25,7 +25,7 @@ from itertools import pairwise
 
 from observations.extract.analysis import Parsed, Word, analyse
 from observations.extract.base import FACT_KINDS, Extracted
-from observations.extract.references import CORE, THIRD, points_nowhere
+from observations.extract.references import CORE, POINTING, THIRD, points_nowhere
 from observations.extract.vocabulary import words
 
 CHECKS: tuple[str, ...] = (
@@ -65,7 +65,7 @@ class Statement:
 
 def statement_failures(statements: Sequence[Statement]) -> list[tuple[str, ...]]:
     """The checks each statement fails, in :data:`CHECKS` order (empty: it passes)."""
-    parsed = analyse([s.text for s in statements])
+    parsed = analyse([s.text for s in statements], light=True)
     return [
         _ordered(text_failures(s) + parse_failures(view))
         for s, view in zip(statements, parsed, strict=True)
@@ -168,4 +168,6 @@ def _disagrees(parsed: Parsed, word: Word) -> bool:
 def _unresolved(parsed: Parsed, word: Word) -> bool:
     if word.lower in THIRD and word.pos == "PRON" and word.dep in CORE:
         return True
+    if word.dep == "ROOT" and word.pos in ("PRON", "NOUN") and word.lower in POINTING:
+        return True  # a statement the parser could only hang on "Something"
     return word.pos in ("PRON", "DET", "ADV", "NOUN") and points_nowhere(parsed, word)

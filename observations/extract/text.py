@@ -14,7 +14,7 @@ STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
 # letters of any script: "Zürich" is one word, and "日本語" and "Русский" are not nothing
 _WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
 _SLUG_PART = 32  # characters of one key part at most (a run of CJK text is one "word")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+|\s+[–—]\s+|;\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+|\s+[-–—]+\s+|;\s+")
 _ABBREVIATIONS = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx)\.$", re.I)
 _LEADING_FILLER = re.compile(
     r"^(?:(?:yeah|yes|yep|yup|oh|ooh|well|so|wow|haha+|lol|hey|hi|hello|aww*|ok|okay|"

@@ -14,10 +14,13 @@ import re
 from observations.extract.analysis import Parsed, Word
 from observations.extract.text import gerund
 from observations.extract.vocabulary import (
+    ABSTRACT,
     ACTIVITY_CATEGORIES,
     GENERIC_ACTIVITIES,
+    LIGHT_VERBS,
     ROLE_ALIASES,
     TIME_NOUNS,
+    VAGUE,
 )
 
 _PART = 32  # characters of one key part at most
@@ -100,12 +103,29 @@ def verb_noun(parsed: Parsed, verb: int) -> str:
     ("I tried sushi" → ``try-sushi``; "went hiking" → ``hike``)."""
     lemma = parsed.words[verb].lemma
     activity = [k for k in parsed.kids(verb, "xcomp") if k.pos == "VERB"]
-    if lemma in GENERIC_ACTIVITIES and activity and not parsed.kids(verb, "dobj"):
+    chained = lemma in GENERIC_ACTIVITIES or lemma == "use"  # "went hiking", "used to live"
+    if chained and activity and not parsed.kids(verb, "dobj"):
         return verb_noun(parsed, activity[0].i)
     found = first_object(parsed, verb)
     if found is None:
         return part(lemma)
     return f"{part(lemma)}-{topic_of(parsed, found)}"
+
+
+def concrete(parsed: Parsed, verb: int) -> bool:
+    """Whether an action says something specific: its verb carries meaning of its own
+    ("sail", "hike") or its object does ("went to a farm"; not "made so much progress",
+    "is helping others", "found Caroline's true self")."""
+    found = first_object(parsed, verb)
+    if found is None:
+        return parsed.words[verb].lemma not in LIGHT_VERBS
+    word = parsed.words[found]
+    if word.pos == "PROPN":
+        return True
+    if word.pos in ("VERB", "AUX"):
+        return concrete(parsed, found)
+    light = parsed.words[verb].lemma in LIGHT_VERBS and word.lemma == "job"  # "doing a great job"
+    return word.pos == "NOUN" and lemma_of(word) not in ABSTRACT and not light
 
 
 def first_object(parsed: Parsed, verb: int) -> int | None:
@@ -115,12 +135,14 @@ def first_object(parsed: Parsed, verb: int) -> int | None:
         found = [
             w
             for w in parsed.kids(verb, dep)
-            if w.pos != "PRON" and not parsed.kids(w.i, "nsubj", "nsubjpass")
+            if w.pos != "PRON"
+            and w.lemma not in VAGUE
+            and not parsed.kids(w.i, "nsubj", "nsubjpass")
         ]
         if found:
             return found[0].i
     for prep in parsed.kids(verb, "prep"):
         objects = parsed.kids(prep.i, "pobj", "pcomp")
-        if objects and objects[0].lemma not in TIME_NOUNS and objects[0].pos != "NUM":
+        if objects and objects[0].lemma not in TIME_NOUNS | VAGUE and objects[0].pos != "NUM":
             return objects[0].i
     return None

@@ -35,6 +35,8 @@ from observations.extract.turns import Sentence, Turn
 from observations.extract.vocabulary import UNIQUE_ROLES
 
 THIRD_PARTY_CONFIDENCE = 0.7
+# the kinds whose values the profile orders by time said (materializers.profile)
+PROFILE_KINDS = frozenset(("preference", "identity", "constraint", "skill", "relationship", "goal"))
 IMPORTANCE = {
     "identity": 0.8,
     "constraint": 0.8,
@@ -97,7 +99,7 @@ def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
         confidence=confidence,
         importance=min(1.0, IMPORTANCE[kind] + boost),
         source_event_ids=(turn.event.id,),
-        valid_from=_valid_from(turn, atom),
+        valid_from=_valid_from(turn, atom, kind),
         fields=_fields(turn, atom, owner),
     )
 
@@ -122,11 +124,11 @@ def _relation_key(about: Referent) -> str:
     return f"relationship:{about.role}"
 
 
-def _valid_from(turn: Turn, atom: Atom) -> datetime:
-    """When the fact began to hold: a past date it states ("moved to Amsterdam in 2023"),
-    else when it was said."""
+def _valid_from(turn: Turn, atom: Atom, kind: str) -> datetime:
+    """When it happened, for an event or experience with a past date ("went hiking on 7
+    September 2025"); else when it was said, which orders the values of a profile key."""
     said = turn.event.occurred_at
-    if not atom.dates:
+    if not atom.dates or kind in PROFILE_KINDS:
         return said
     # a calendar date is stored as its UTC midnight, the way every date is shown
     start = datetime.combine(atom.dates[0].start, time(), tzinfo=UTC)

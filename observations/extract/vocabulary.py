@@ -89,7 +89,7 @@ OWN_ATTRIBUTES = {
 }
 GOAL_NOUNS = words("goal dream plan aim ambition hope mission resolution wish")
 FAVORITE = words("favorite favourite preferred fave go-to")
-WANT = words("want plan hope intend aim aspire dream wish")
+WANT = words("want wanna wan plan hope intend aim aspire dream wish")
 TRYING = words("plan hope aim try save work look think consider prepare")
 GENERIC_ACTIVITIES = words(
     """play do make go watch read spend take have get try visit be practice practise learn
@@ -107,6 +107,17 @@ LIGHT_VERBS = words(
 COGNITION = words(
     """think guess believe know feel suppose reckon realize realise mean say tell admit figure
     bet swear hope wish notice remember forget suspect imagine doubt assume understand"""
+)
+# objects that say too little to make a topic ("learned a lot", "had a great time")
+VAGUE = words("lot lots bit thing things stuff way ways time day one few bunch kind sort")
+# nouns too general to make an experience or a goal a fact ("made so much progress")
+ABSTRACT = words(
+    """progress difference impact self others other work way life journey experience
+    support help love care fun blast joy happiness peace strength courage effort change
+    goal dream chance opportunity idea step stride decision choice part role world people
+    everyone everything something anything lot bit time day moment memory feeling emotion
+    sense connection challenge struggle thing stuff best most much more good bad deal
+    break look mind heart attention advantage sure point reason"""
 )
 TIME_NOUNS = words(
     """day week weekend month year morning afternoon evening night time summer winter spring

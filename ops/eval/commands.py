@@ -94,6 +94,7 @@ def eval_locomo(
         f"({b.covered_facts / max(b.reference_facts, 1):.1%})\n"
         f"  entries by kind: {', '.join(f'{k} {n}' for k, n in sorted(b.kinds.items()))}"
     )
+    click.echo(locomo.quality_text(b, answers))
     click.echo(_recall_text(recall))
     if json_out:
         report = {"build_version": config.build_version, "build": asdict(b), "recall": recall}

@@ -11,6 +11,12 @@ back: in the top 5 and top 10 results, and within a context bundle of 1,000 toke
 baseline, computed in the same run, is BM25 over the raw turns (each written as
 "[date] speaker: text [image: caption]"), top 5, top 10 and as many whole turns as fit in
 the same budget.
+
+Statement quality: every active fact entry (the eight fact kinds: not episodic records,
+summaries or agent experiences) goes through the statement checks
+(:mod:`observations.extract.statement_checks`), and the report counts the entries failing
+each (the target is none); and of the memories and summaries each question's bundle
+shows, the share that are fact entries.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from ledger.events import iter_chunks
 from ledger.store import append, list_sessions, sweep_idle
 from observations.builder import BuildConfig, build_session
 from observations.embed import Embedder
+from observations.extract.base import FACT_KINDS
+from observations.extract.statement_checks import CHECKS, Statement, statement_failures
 from ops.eval.locomo_data import SCORED_CATEGORIES, Conversation, Question, events, turn_text
 from retrieval.bm25 import BM25
 from retrieval.context import ContextRequest, build_context, bundle_provenance
@@ -43,6 +51,8 @@ class BuildFigures:
     reference_facts: int
     covered_facts: int  # reference facts whose source turns appear in some provenance
     kinds: dict[str, int] = field(default_factory=dict)
+    fact_entries: int = 0  # active entries of the fact kinds
+    check_failures: dict[str, int] = field(default_factory=dict)  # check → failing facts
 
     @property
     def entries_per_session(self) -> float:
@@ -82,7 +92,8 @@ def measure_build(conn: Conn, conversation: Conversation) -> BuildFigures:
             "SELECT count(*) AS n FROM memory_sessions WHERE tenant_id = %s", [tenant]
         ).fetchone()
         entries = conn.execute(
-            "SELECT id, kind, source_session_id, source_event_ids, source_external_ids"
+            "SELECT id, kind, source_session_id, source_event_ids, source_external_ids,"
+            " canonical_statement, fields"
             " FROM memory_entries WHERE tenant_id = %s AND status = 'active'",
             [tenant],
         ).fetchall()
@@ -97,6 +108,7 @@ def measure_build(conn: Conn, conversation: Conversation) -> BuildFigures:
     kinds: dict[str, int] = {}
     for entry in entries:
         kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
+    fact_entries = [e for e in entries if e["kind"] in FACT_KINDS]
     return BuildFigures(
         sessions=int(sessions["n"]) if sessions else 0,
         entries=len(entries),
@@ -104,7 +116,26 @@ def measure_build(conn: Conn, conversation: Conversation) -> BuildFigures:
         reference_facts=len(facts),
         covered_facts=sum(any(d in covered_turns for d in ids) for _, ids in facts),
         kinds=kinds,
+        fact_entries=len(fact_entries),
+        check_failures=check_failures(fact_entries, conversation.speakers),
     )
+
+
+def check_failures(entries: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, int]:
+    """How many of the fact entries fail each statement check."""
+    statements = [
+        Statement(e["canonical_statement"], _text((e["fields"] or {}).get("object")), names)
+        for e in entries
+    ]
+    failed = dict.fromkeys(CHECKS, 0)
+    for checks in statement_failures(statements):
+        for check in checks:
+            failed[check] += 1
+    return failed
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _valid(entry: dict[str, Any], where: dict[int, tuple[int, str]]) -> bool:
@@ -119,9 +150,12 @@ def _valid(entry: dict[str, Any], where: dict[int, tuple[int, str]]) -> bool:
 
 def total(figures: list[BuildFigures]) -> BuildFigures:
     kinds: dict[str, int] = {}
+    failed = dict.fromkeys(CHECKS, 0)
     for f in figures:
         for kind, n in f.kinds.items():
             kinds[kind] = kinds.get(kind, 0) + n
+        for check, n in f.check_failures.items():
+            failed[check] += n
     return BuildFigures(
         sum(f.sessions for f in figures),
         sum(f.entries for f in figures),
@@ -129,6 +163,8 @@ def total(figures: list[BuildFigures]) -> BuildFigures:
         sum(f.reference_facts for f in figures),
         sum(f.covered_facts for f in figures),
         kinds,
+        sum(f.fact_entries for f in figures),
+        failed,
     )
 
 
@@ -136,6 +172,8 @@ def total(figures: list[BuildFigures]) -> BuildFigures:
 class Answer:
     category: int
     recall: dict[str, float]  # method → share of the evidence turns found
+    shown: int = 0  # memories and summaries in the bundle
+    facts_shown: int = 0  # of them, fact entries
 
 
 def ask(
@@ -174,7 +212,10 @@ def ask(
                 ranked, {t.dia_id: x for t, x in zip(turns, texts, strict=True)}, counter
             ),
         }
-        answers.append(Answer(q.category, {m: _recall(q, ids) for m, ids in found.items()}))
+        recall = {m: _recall(q, ids) for m, ids in found.items()}
+        shown = len(bundle.memories) + len(bundle.summaries)
+        facts = sum(item.kind in FACT_KINDS for item in bundle.memories)
+        answers.append(Answer(q.category, recall, shown, facts))
         on_question()
     return answers
 
@@ -192,6 +233,19 @@ def _fit(ranked: list[str], text: dict[str, str], counter: TokenCounter) -> set[
             taken.add(dia_id)
             spent += cost
     return taken
+
+
+def quality_text(built: BuildFigures, answers: list[Answer]) -> str:
+    """The statement checks' failures among active facts, and the facts' share of what the
+    bundles showed."""
+    failed = ", ".join(f"{check} {n}" for check, n in built.check_failures.items())
+    shown = sum(a.shown for a in answers)
+    facts = sum(a.facts_shown for a in answers)
+    return (
+        f"  fact entries failing each statement check (of {built.fact_entries}): {failed}\n"
+        f"  fact entries among what the bundles show: {facts}/{shown} "
+        f"({facts / max(shown, 1):.1%})"
+    )
 
 
 def recall_table(answers: list[Answer]) -> dict[str, dict[str, float]]:

@@ -149,12 +149,12 @@ def test_extracts_occupation_as_identity() -> None:
     assert item.statement == "Caroline works as a nurse at the children's hospital."
 
 
-def test_extracts_wedding_last_may_as_status_valid_from_the_previous_year() -> None:
+def test_extracts_wedding_last_may_as_status_dated_the_previous_year() -> None:
     item = only(extract(CHAT), "identity:relationship-status")
     assert item.kind == "identity"
     assert item.statement == "Melanie got married in May 2022."
     assert item.fields["event_time"] == "2022-05"
-    assert item.valid_from == datetime(2022, 5, 1, tzinfo=UTC)
+    assert item.valid_from == START + timedelta(minutes=7)  # said: the profile's order
 
 
 def test_every_fact_kind_is_covered_by_the_sample_chat() -> None:

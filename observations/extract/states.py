@@ -1,0 +1,111 @@
+"""The fact rules for states: what someone is, has as "my <noun>", or became.
+
+"I'm vegetarian" (constraint:diet), "I'm allergic to peanuts" (constraint:allergy:peanut),
+"I'm a nurse" (identity:occupation), "I'm from Sweden" (identity:origin), "I'm 31 years
+old" (identity:age), "I'm a big fan of jazz" (preference:jazz), "I'm good at baking bread"
+(skill:baking-bread), "I got married" (identity:relationship-status), and what is said of
+a "my <noun>": "my favorite drink is green tea" (preference:drink), "my name is Maya"
+(identity:name), "my goal is to run a marathon" (goal:run-marathon).
+"""
+
+from __future__ import annotations
+
+from observations.extract.analysis import Word
+from observations.extract.frames import Frame, Reading
+from observations.extract.frames import reading as _reading
+from observations.extract.topics import noun_topic, skill_topic, topic_of, verb_noun
+from observations.extract.vocabulary import (
+    DIETS,
+    FAVORITE,
+    GENDER,
+    GOAL_NOUNS,
+    KEEN,
+    OCCUPATIONS,
+    ORIENTATION,
+    OWN_ATTRIBUTES,
+    SKILLED,
+    STATUS,
+)
+
+
+def attribute(f: Frame) -> Reading | None:
+    """Said of a "my <noun>": "My favorite drink is a flat white", "my goal is to run…"."""
+    noun = f.subject_noun
+    if noun is None or (not f.copula and f.xcomp() is None):
+        return None
+    values = f.comps() or f.objects() or f.preps()
+    if not values:
+        return None
+    value = values[0]
+    mods = {k.lemma for k in f.parsed.kids(noun.i, "amod", "compound")}
+    if mods & FAVORITE:
+        return _reading(f, "preference", noun_topic(f.parsed, noun.i), value.i, 0.9)
+    if noun.lemma in GOAL_NOUNS:
+        return _reading(f, "goal", verb_noun(f.parsed, value.i), value.i, 0.85)
+    if noun.lemma in OWN_ATTRIBUTES:
+        kind, topic = OWN_ATTRIBUTES[noun.lemma]
+        return _reading(f, kind, topic, value.i, 0.9)
+    return None
+
+
+def copula(f: Frame) -> Reading | None:
+    """A state: "I'm vegetarian", "I'm a nurse", "I'm allergic to peanuts", "I'm from Sweden"."""
+    if not f.copula:
+        return None
+    for comp in f.comps():
+        found = _state(f, comp)
+        if found is not None:
+            return found
+    for place in f.preps("from"):
+        return _reading(f, "identity", "origin", place.i, 0.85)
+    for thing in f.preps("into"):
+        return _reading(f, "preference", topic_of(f.parsed, thing.i), thing.i, 0.75)
+    return None
+
+
+def _state(f: Frame, comp: Word) -> Reading | None:
+    lemma, kids = comp.lemma, f.kids(of=comp.i)
+    mods = {k.lemma for k in kids if k.dep in ("amod", "compound", "npadvmod")}
+    if lemma in DIETS or lemma == "intolerant":
+        return _reading(f, "constraint", "diet", comp.i, 0.85)
+    if lemma == "allergic":
+        things = f.preps("to", of=comp.i)
+        if not things:
+            return None
+        topic = f"allergy:{noun_topic(f.parsed, things[0].i)}"
+        return _reading(f, "constraint", topic, things[0].i, 0.9)
+    if lemma in STATUS:
+        return _reading(f, "identity", "relationship-status", comp.i, 0.85)
+    if lemma in GENDER or mods & GENDER:
+        return _reading(f, "identity", "gender", comp.i, 0.85)
+    if lemma in ORIENTATION:
+        return _reading(f, "identity", "orientation", comp.i, 0.85)
+    if lemma in SKILLED or lemma in KEEN or lemma == "fan":
+        return _keen(f, comp.i, lemma)
+    number = [k for k in f.parsed.words[comp.left : comp.i] if k.tag == "CD"]
+    if lemma == "old" and number:
+        return _reading(f, "identity", "age", number[0].i, 0.9)
+    if comp.pos == "NOUN" and lemma in OCCUPATIONS and comp.dep == "attr":
+        return _reading(f, "identity", "occupation", comp.i, 0.8)
+    if lemma in ("mother", "father", "mom", "dad", "parent") and comp.dep == "attr":
+        return _reading(f, "identity", "parent", comp.i, 0.8)
+    if lemma in ("based", "located") and f.preps("in", of=comp.i):
+        return _reading(f, "identity", "city", f.preps("in", of=comp.i)[0].i, 0.8)
+    return None
+
+
+def _keen(f: Frame, comp: int, lemma: str) -> Reading | None:
+    things = f.preps("at", "in", "with", "of", "about", "on", of=comp)
+    if not things:
+        return None
+    topic = topic_of(f.parsed, things[0].i)
+    if lemma in SKILLED:
+        return _reading(f, "skill", skill_topic(f.parsed, things[0].i), things[0].i, 0.75)
+    return _reading(f, "preference", topic, things[0].i, 0.75)
+
+
+def status(f: Frame) -> Reading | None:
+    """A change of status: "I got married last May", "we're engaged"."""
+    if f.head.lower in STATUS and f.head.tag == "VBN" and f.kids("auxpass", "aux"):
+        return _reading(f, "identity", "relationship-status", None, 0.85)
+    return None

@@ -1,0 +1,41 @@
+"""The linguistic analysis: the pinned pipeline, checked before use, and its typed view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from observations.extract import analysis
+from observations.extract.analysis import AnalysisModelInvalid, analyse, check_model
+
+
+def test_the_installed_pipeline_has_its_pinned_digest() -> None:
+    assert check_model() == analysis.model_directory()
+
+
+def test_a_pipeline_whose_files_changed_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(analysis, "MODEL_SHA256", "0" * 64)
+    with pytest.raises(AnalysisModelInvalid, match="sha256"):
+        check_model()
+
+
+def test_the_digest_covers_every_file_and_its_path(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("x")
+    before = analysis.directory_sha256(tmp_path)
+    (tmp_path / "a").rename(tmp_path / "b")
+    assert analysis.directory_sha256(tmp_path) != before
+
+
+def test_a_batch_is_parsed_in_order_with_sentences_heads_and_lemmas() -> None:
+    first, second = analyse(["I ran the half marathon. My knees hurt.", "Tom flies."])
+    assert [len(s) for s in first.sentences] == [6, 4]
+    ran = first.words[1]
+    assert (ran.lemma, ran.pos, ran.dep) == ("run", "VERB", "ROOT")
+    assert first.words[ran.head] == ran and first.subtree(1) == range(0, 6)
+    assert second.words[1].tag == "VBZ"
+
+
+def test_the_light_analysis_has_parts_of_speech_from_tags() -> None:
+    (light,) = analyse(["She saw them."], light=True)
+    assert [w.pos for w in light.words] == ["PRON", "VERB", "PRON", "PUNCT"]

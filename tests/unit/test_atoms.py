@@ -1,0 +1,183 @@
+"""Atoms: chat sentences → one clean statement per clause, with its key, value and owner."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from consolidation.model import EntryState
+from consolidation.supersede import plan_supersede
+from observations.extract.base import FACT_KINDS, Extracted, SessionEvent, SessionInput
+from observations.extract.heuristic import HeuristicExtractor
+from observations.extract.statement_checks import of_item, statement_failures
+
+START = datetime(2025, 9, 8, 9, 0, tzinfo=UTC)  # a Monday
+NAMES = {"maya": "Maya Chen", "tom": "Tom Okafor", "atlas": "Atlas"}
+
+
+def facts(lines: Sequence[tuple[str, str]], start: datetime = START) -> list[Extracted]:
+    events = [
+        SessionEvent(
+            100 + i,
+            i,
+            "assistant" if actor == "atlas" else "user",
+            actor,
+            NAMES[actor],
+            text,
+            start + timedelta(minutes=i),
+        )
+        for i, (actor, text) in enumerate(lines)
+    ]
+    session = SessionInput("t", 1, "chat", start, events[-1].occurred_at, events)
+    return [i for i in HeuristicExtractor().extract(session).items if i.kind in FACT_KINDS]
+
+
+# (speaker, said) → [(owner, key, statement, value)]
+TABLE = [
+    (
+        ("tom", "I'm vegetarian, and I can't travel on Sundays because of family commitments."),
+        [
+            ("tom", "constraint:diet", "Tom Okafor is vegetarian.", "vegetarian"),
+            (
+                "tom",
+                "constraint:travel-sundays",
+                "Tom Okafor can't travel on Sundays because of family commitments.",
+                "travel on Sundays because of family commitments",
+            ),
+        ],
+    ),
+    (
+        ("maya", "I prefer window seats when I fly, and I love strong black coffee."),
+        [
+            ("maya", "preference:seat", "Maya Chen prefers window seats when Maya Chen flies.",
+             "window seats"),
+            ("maya", "preference:coffee", "Maya Chen loves strong black coffee.",
+             "strong black coffee"),
+        ],
+    ),
+    (
+        ("maya", "I work as a pediatric nurse at St. Mary's in Lisbon."),
+        [
+            ("maya", "identity:occupation",
+             "Maya Chen works as a pediatric nurse at St. Mary's in Lisbon.",
+             "pediatric nurse at St. Mary's in Lisbon"),
+        ],
+    ),
+    (
+        ("maya", "By the way, I ran the half marathon in 1:48 lol!!"),
+        [
+            ("maya", "experience:run-marathon", "Maya Chen ran the half marathon in 1:48.",
+             "ran the half marathon in 1:48"),
+        ],
+    ),
+    (
+        ("maya", "I'm allergic to peanuts, so please keep that in mind for any restaurant ideas."),
+        [("maya", "constraint:allergy:peanut", "Maya Chen is allergic to peanuts.", "peanuts")],
+    ),
+    (
+        ("maya", "Actually I now prefer aisle seats on flights, my knee needs the space."),
+        [
+            ("maya", "preference:seat", "Maya Chen now prefers aisle seats on flights.",
+             "aisle seats on flights"),
+        ],
+    ),
+    (
+        ("maya", "MY FAVORITE DRINK IS GREEN TEA"),
+        [("maya", "preference:drink", "Maya Chen's favorite drink is green tea.", "green tea")],
+    ),
+    (
+        ("maya", "My sister Lena lives in Porto and I visit her most weekends."),
+        [
+            ("maya", "relationship:sister:lena:city", "Maya Chen's sister Lena lives in Porto.",
+             "Porto"),
+            ("maya", "experience:visit-weekend", "Maya Chen visits Lena most weekends.",
+             "visits Lena most weekends"),
+        ],
+    ),
+    (
+        ("tom", "I think I'm going to quit my job."),
+        [
+            ("tom", "goal:quit-job", "Tom Okafor is going to quit Tom Okafor's job.",
+             "quit Tom Okafor's job"),
+        ],
+    ),
+    (
+        ("tom", "i used to live in paris but now i live in berlin"),
+        [
+            ("tom", "experience:live-paris", "Tom Okafor used to live in paris.",
+             "used to live in paris"),
+            ("tom", "identity:city", "Now Tom Okafor lives in berlin.", "berlin"),
+        ],
+    ),
+    (("maya", "i dream of visiting them someday"), []),
+    (("maya", "can you book me a flight to berlin?"), []),
+    (("maya", "Book me a train to Porto please."), []),
+    (("tom", "I hope I get the job."), []),
+    (("maya", "that sounds great, we should do it again"), []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("said", "expected"), TABLE)
+def test_a_sentence_becomes_one_clean_fact_per_clause(
+    said: tuple[str, str], expected: list[tuple[str, str, str, str]]
+) -> None:
+    found = facts([("atlas", "How can I help?"), said])
+    got = [(f.owner_id, f.key, f.statement, f.fields["object"]) for f in found]
+    assert got == expected
+    assert all(f == () for f in statement_failures([of_item(f) for f in found]))
+
+
+def test_negation_is_polarity_on_the_same_key_and_a_newer_no_longer_supersedes() -> None:
+    (was,) = facts([("tom", "I'm vegetarian.")])
+    (now,) = facts([("tom", "I'm no longer vegetarian.")], START + timedelta(days=30))
+    assert was.key == now.key == "constraint:diet"
+    assert (was.fields["polarity"], now.fields["polarity"]) == ("positive", "negative")
+    assert was.fields["object"] == now.fields["object"] == "vegetarian"
+    (change,) = plan_supersede([_entry(1, was), _entry(2, now)])
+    assert (change.old, change.new) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "key"),
+    [
+        ("I work at Spotify.", "I got a new job at Google.", "identity:employer"),
+        ("I live in Lisbon.", "we moved to Berlin last month", "identity:city"),
+        ("I drive a Golf.", "I bought a new car, an electric one.", "identity:car"),
+        ("I'm a nurse.", "I work as a paramedic now.", "identity:occupation"),
+    ],
+)
+def test_a_new_value_in_other_words_supersedes_a_single_valued_key(
+    before: str, after: str, key: str
+) -> None:
+    (old,) = facts([("tom", before)])
+    (new,) = facts([("tom", after)], START + timedelta(days=40))
+    assert old.key == new.key == key
+    (change,) = plan_supersede([_entry(1, old), _entry(2, new)])
+    assert (change.old, change.new) == (1, 2)
+
+
+def _entry(entry_id: int, item: Extracted) -> EntryState:
+    return EntryState(
+        id=entry_id,
+        owner_type=item.owner_type,
+        owner_id=item.owner_id,
+        kind=item.kind,
+        key=item.key,
+        statement=item.statement,
+        valid_from=item.valid_from,
+        recorded_at=item.valid_from,
+        confidence=item.confidence,
+        fields=item.fields,
+    )
+
+
+def test_dates_in_a_statement_are_absolute_and_kept_in_fields() -> None:
+    (item,) = facts([("maya", "I went hiking in Sintra yesterday with my colleague Rui.")])
+    assert item.statement == (
+        "Maya Chen went hiking in Sintra on 7 September 2025 with Maya Chen's colleague Rui."
+    )
+    assert item.kind == "event" and item.key == "event:2025-09-07:hike-sintra"
+    assert item.fields["event_time"] == "2025-09-07"
+    assert item.valid_from == datetime(2025, 9, 7, tzinfo=UTC)

@@ -1,0 +1,155 @@
+"""Who is who: participants by name, the addressee of each turn, and whom pronouns mean."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from observations.extract.base import FACT_KINDS, Extracted, SessionEvent, SessionInput
+from observations.extract.heuristic import HeuristicExtractor
+from observations.extract.people import Cast, addressees
+
+START = datetime(2025, 9, 8, 9, 0, tzinfo=UTC)
+NAMES = {
+    "maya": "Maya Chen",
+    "tom": "Tom Okafor",
+    "tomas": "Tomas Berg",
+    "melanie": "Melanie",
+    "atlas": "Atlas",
+}
+Line = tuple[str, str] | tuple[str, str, Mapping[str, Any]]
+
+
+def events(lines: Sequence[Line]) -> list[SessionEvent]:
+    found = []
+    for i, line in enumerate(lines):
+        actor, text = line[0], line[1]
+        metadata = line[2] if len(line) == 3 else {}
+        role = "assistant" if actor == "atlas" else "user"
+        at = START + timedelta(minutes=i)
+        found.append(SessionEvent(100 + i, i, role, actor, NAMES[actor], text, at, metadata))
+    return found
+
+
+def facts(lines: Sequence[Line]) -> list[Extracted]:
+    evs = events(lines)
+    session = SessionInput("t", 1, "chat", START, evs[-1].occurred_at, evs)
+    return [i for i in HeuristicExtractor().extract(session).items if i.kind in FACT_KINDS]
+
+
+def addressed(lines: Sequence[Line]) -> list[str | None]:
+    evs = events(lines)
+    found = addressees(Cast(evs), evs, [e.content for e in evs])
+    return [p.actor_id if p is not None else None for p in found]
+
+
+def test_a_participant_is_found_by_display_name_first_name_or_id_whatever_the_case() -> None:
+    cast = Cast(events([("maya", "hi"), ("tom", "hey"), ("atlas", "Hello!")]))
+    assert cast.find("Maya Chen") == cast.find("maya") == cast.find("MAYA") == cast.people["maya"]
+    assert cast.find("tom okafor") == cast.people["tom"]
+    assert cast.find("Lena") is None
+    assert cast.people["atlas"].assistant and not cast.people["maya"].assistant
+
+
+def test_a_first_name_two_participants_share_names_nobody() -> None:
+    lines: list[Line] = [("tom", "hi"), ("tomas", "hi")]
+    cast = Cast([*events(lines)[:1], *events([("tomas", "hi")])])
+    assert cast.nickname("tom") == cast.people["tom"]  # an exact first name wins
+    assert cast.nickname("Tomas") == cast.people["tomas"]
+
+
+def test_a_short_form_of_a_first_name_names_its_participant() -> None:
+    cast = Cast(events([("melanie", "hi"), ("maya", "hi")]))
+    assert cast.nickname("Mel") == cast.people["melanie"]
+    assert cast.nickname("Ma") is None  # too short to tell
+
+
+def test_a_turn_addresses_the_previous_other_speaker_by_default() -> None:
+    lines: list[Line] = [("maya", "hi"), ("atlas", "Hello!"), ("maya", "thanks")]
+    assert addressed(lines) == ["atlas", "maya", "atlas"]
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("tom, you still work at Spotify?", "tom"),
+        ("hey tom - are you coming?", "tom"),
+        ("are you coming, tom?", "tom"),
+        ("@tom are you coming?", "tom"),
+        ("are you coming?", "atlas"),  # the previous other speaker
+    ],
+)
+def test_in_a_group_a_turn_addresses_the_member_it_names_or_mentions(text: str, meant: str) -> None:
+    lines: list[Line] = [("tom", "hi all"), ("atlas", "Hello!"), ("maya", text)]
+    assert addressed(lines)[-1] == meant
+
+
+def test_a_reply_addresses_the_author_of_the_message_it_replies_to() -> None:
+    lines: list[Line] = [
+        ("tom", "hi all"),
+        ("atlas", "Hello!"),
+        ("maya", "nice, you too?", {"reply_to_actor_id": "tom"}),
+    ]
+    assert addressed(lines)[-1] == "tom"
+
+
+def test_you_to_a_member_is_that_member_and_the_fact_is_theirs_said_by_the_speaker() -> None:
+    (fact,) = facts([("tom", "hi"), ("maya", "tom, you are a vegetarian")])
+    assert fact.owner_id == "tom" and fact.key == "constraint:diet"
+    assert fact.statement == "Tom Okafor is a vegetarian."
+    assert fact.fields["said_by"] == "maya"
+    assert fact.confidence <= 0.7
+
+
+def test_you_to_the_assistant_makes_no_fact_and_no_human_member() -> None:
+    lines: list[Line] = [
+        ("atlas", "How can I help?"),
+        ("maya", "you are so helpful, you know my schedule better than I do"),
+        ("maya", "you work at the hospital too now"),
+    ]
+    assert facts(lines) == []
+
+
+def test_a_member_named_by_first_name_gets_the_fact_and_he_means_that_member() -> None:
+    found = facts([("tom", "hi"), ("maya", "tom is vegetarian, and he can't travel on sundays")])
+    assert {(f.owner_id, f.key) for f in found} == {
+        ("tom", "constraint:diet"),
+        ("tom", "constraint:travel-sunday"),
+    }
+    assert all(f.fields["said_by"] == "maya" and f.confidence <= 0.7 for f in found)
+    assert "Tom Okafor is vegetarian." in {f.statement for f in found}
+
+
+def test_what_the_subject_says_of_themself_is_more_confident_than_a_friends_claim() -> None:
+    (claim,) = facts([("tom", "hi"), ("maya", "tom works at Spotify")])
+    (own,) = facts([("tom", "I work at Google")])
+    assert claim.owner_id == own.owner_id == "tom"
+    assert claim.key == own.key == "identity:employer"
+    assert claim.fields["said_by"] == "maya" and "said_by" not in own.fields
+    assert own.confidence > claim.confidence
+
+
+def test_a_correction_by_the_subject_replaces_a_friends_claim_in_the_session() -> None:
+    found = facts(
+        [("tom", "hi"), ("maya", "tom works at Spotify"), ("tom", "no, I work at Google now")]
+    )
+    assert [(f.owner_id, f.key, f.fields["object"]) for f in found] == [
+        ("tom", "identity:employer", "Google")
+    ]
+
+
+def test_a_person_outside_the_session_is_a_relationship_of_the_speaker() -> None:
+    (fact,) = facts([("maya", "My sister Lena lives in Porto.")])
+    assert fact.owner_id == "maya" and fact.kind == "relationship"
+    assert fact.key == "relationship:sister:lena:city"
+    assert fact.statement == "Maya Chen's sister Lena lives in Porto."
+
+
+def test_she_means_the_one_person_named_before_and_nobody_when_there_were_two() -> None:
+    one = facts([("maya", "My sister Lena moved to Porto. She works at a bakery.")])
+    assert "Lena works at a bakery." in {f.statement for f in one}
+    two = facts([("maya", "Lena met Ana yesterday. She works at a bakery.")])
+    assert all("bakery" not in f.statement for f in two)
