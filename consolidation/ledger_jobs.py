@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timedelta
 
+import structlog
+
 from consolidation.entry_jobs import tenants
 from ledger.db import Conn
 from ledger.sqlfile import load_queries
 from ledger.store import sweep_idle
 from materializers.runner import CONSUMER as READ_MODELS
 from materializers.runner import project, rebuild
-from observations.outbox import HandOver, hand_over
+from observations.outbox import HandOver, QueueUnavailable, hand_over
 from observations.outbox import Send as Enqueue
 
+log = structlog.get_logger(__name__)
 Q = load_queries("consolidation")
 REQUEUE_LIMIT = 10_000  # builds handed to the queue per sweep at most
 REQUEUE_PER_TENANT = 1000  # and of one tenant
@@ -38,6 +41,7 @@ def sweep(
     backoff has passed, up to ``max_attempts``. A session handed over recently is not
     sent again, and one run sends at most ``REQUEUE_PER_TENANT`` of a tenant: sweeping
     twice over a backlog queues each session once. A duplicate build message is a no-op.
+    While the queue is unavailable the builds wait in the outbox (``waiting``).
     Idempotency keys older than ``IDEMPOTENCY_KEYS_KEPT`` are forgotten."""
     closed = sweep_idle(conn, now=now, gap=gap, tenant_id=tenant_id)
     queued: list[tuple[str, int]] = []
@@ -50,7 +54,10 @@ def sweep(
             per_tenant=REQUEUE_PER_TENANT,
             limit=REQUEUE_LIMIT,
         )
-        queued = hand_over(conn, enqueue, what)
+        try:
+            queued = hand_over(conn, enqueue, what)
+        except QueueUnavailable as exc:
+            log.warning("builds_left_in_outbox", tenant_id=tenant_id, error=str(exc))
     params = {
         "tenant_id": tenant_id,
         "max_attempts": max_attempts,

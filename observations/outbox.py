@@ -6,6 +6,9 @@ NULL), in the transaction that closes it. Handing builds over claims them and se
 messages in one transaction of its own: a send that fails (the queue is down) rolls the
 claims back, so nothing closed is ever forgotten, and a session already handed over is not
 sent again until its message may have been lost (``stale_before``).
+
+A send raises :class:`QueueUnavailable` while the queue cannot take messages: callers that
+hand over in the background (the sweep, the API's drain) leave the builds waiting then.
 """
 
 from __future__ import annotations
@@ -15,10 +18,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ledger.db import Conn
+from ledger.errors import MemledgerError
 from ledger.sqlfile import load_queries
 
 Q = load_queries("observations")
-Send = Callable[[Sequence[tuple[str, int]]], object]
+Send = Callable[[Sequence[tuple[str, int]]], object]  # raises QueueUnavailable
+
+
+class QueueUnavailable(MemledgerError):
+    """The build queue cannot take messages now: the builds wait in the outbox."""
 
 
 @dataclass(frozen=True, slots=True)

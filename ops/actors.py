@@ -22,6 +22,7 @@ from ledger.errors import MemledgerError, SessionNotFound
 from ledger.scope import check_id
 from materializers import runner
 from observations import builder
+from observations.outbox import QueueUnavailable
 from ops.metrics import BUILDS, GATE_DROPS, SharedMetrics
 from ops.runtime import wall_clock
 from ops.settings import Settings
@@ -158,8 +159,13 @@ def enqueue_projection(tenant_id: str) -> None:
 def enqueue_builds(
     actor: dramatiq.Actor[[str, int], None], sessions: Iterable[tuple[str, int]]
 ) -> int:
+    """Send a build message per session (the outbox's ``Send``); raises
+    ``QueueUnavailable`` while the queue's Redis cannot take them."""
     n = 0
-    for tenant_id, session_id in sessions:
-        actor.send(tenant_id, session_id)
-        n += 1
+    try:
+        for tenant_id, session_id in sessions:
+            actor.send(tenant_id, session_id)
+            n += 1
+    except (redis.RedisError, dramatiq.errors.BrokerError) as exc:
+        raise QueueUnavailable(error=str(exc), sent=n) from exc
     return n

@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-import dramatiq
 import psycopg
 import redis
 import structlog
@@ -16,7 +15,7 @@ from psycopg_pool import ConnectionPool
 
 from ledger.db import Conn
 from observations.embed import Embedder
-from observations.outbox import HandOver, Send, hand_over
+from observations.outbox import HandOver, QueueUnavailable, Send, hand_over
 from ops.metrics import SharedMetrics
 from ops.settings import Settings
 from retrieval.access import AccessLog
@@ -25,7 +24,6 @@ from retrieval.search import SearchSettings
 from retrieval.tokens import TokenCounter
 
 log = structlog.get_logger(__name__)
-QUEUE_DOWN = (redis.RedisError, dramatiq.errors.BrokerError)
 
 
 @dataclass
@@ -36,13 +34,14 @@ class ApiState:
     counter: TokenCounter
     search: SearchSettings
     window: RecentWindow | None
-    send_builds: Send  # build messages to the queue; raises while the queue is down
+    send_builds: Send  # build messages to the queue; raises QueueUnavailable while it is down
     enqueue_projection: Callable[[str], object]  # after entries change outside a build
     clock: Callable[[], datetime]
     redis_ping: Callable[[], bool]
     metrics: SharedMetrics
     access: AccessLog = field(default_factory=AccessLog)
-    # whether the queue's Redis restarted since last asked (it may have lost messages)
+    # whether the queue's Redis restarted since last asked (it may have lost messages);
+    # raises redis.RedisError while it is down
     queue_restarted: Callable[[], bool] = field(default=lambda: False)
     # Appends are serialized by the ledger's lock. A process lets one request at a time
     # validate and append a batch: the others wait here, not holding the interpreter
@@ -76,7 +75,7 @@ class ApiState:
                 what = self._due_builds()
             with self.connection() as conn:
                 handed = hand_over(conn, self.send_builds, what)
-        except (*QUEUE_DOWN, psycopg.Error) as exc:
+        except (QueueUnavailable, redis.RedisError, psycopg.Error) as exc:
             tenant_id = what.tenant_id if what else None
             log.warning("builds_left_in_outbox", tenant_id=tenant_id, error=str(exc))
             return 0

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import httpx
 import pytest
-import redis
 
+from observations.outbox import QueueUnavailable
 from tests.events import says
 from tests.system.live_api import NOW, Server
 from tests.system.test_api import client_for
@@ -21,7 +21,7 @@ def queue_down(server: Server) -> Iterator[None]:
     """The server's queue refuses every message in the block."""
 
     def refuse(sessions: Sequence[tuple[str, int]]) -> None:
-        raise redis.ConnectionError("Connection refused")
+        raise QueueUnavailable(error="Connection refused")
 
     working = server.state.send_builds
     server.state.send_builds = refuse
@@ -123,3 +123,19 @@ def test_concurrent_uses_of_one_key_store_once(server: Server) -> None:
     assert [a.status_code for a in answers] == [200] * 6
     assert len({a.text for a in answers}) == 1 and memory_count(server, tenant) == 1
     server.queued.clear()
+
+
+def test_a_sweep_while_the_queue_is_down_closes_and_leaves_the_builds_in_the_outbox(
+    server: Server, queue_down: None
+) -> None:
+    tenant = "tenant-outbox-sweep"
+    day = NOW - timedelta(days=3)
+    with client_for(server, tenant) as client:
+        posted = client.post("/v1/events", json={"events": [says(1, "Hi.", day)]})
+        session = posted.json()["results"][0]["session_id"]
+        with server.at(NOW + timedelta(hours=1)):  # idle on both clocks
+            swept = client.post("/v1/maintenance/sweep")
+    assert swept.status_code == 200, swept.text
+    stats = swept.json()["stats"]
+    assert (stats["closed_idle"], stats["queued"], stats["waiting"]) == (1, 0, 1)
+    assert outbox(server, tenant) == [session]

