@@ -68,14 +68,16 @@ def write_acl(path: Path, entries: list[Entry]) -> None:
 
 def make_private(path: Path) -> None:
     """Only the owner (and users an ACL entry names) may enter ``path``: group and others
-    lose every permission; the owner keeps rwx. A default ACL is dropped, so that files
+    lose every permission; the owner keeps rwx; a named user or group keeps what it may do
+    now (its entry under the mask), never more. A default ACL is dropped, so that files
     made inside get the mode their maker asks for."""
     _drop_default(path)
     entries = read_acl(path)
     if not any(e.tag in (USER, GROUP) for e in entries):
         os.chmod(path, stat.S_IMODE(path.stat().st_mode) & ~0o077 | 0o700)
         return
-    private = [_private_entry(e) for e in entries if e.tag != MASK]
+    mask = next((e.perm for e in entries if e.tag == MASK), 7)
+    private = [_private_entry(e, mask) for e in entries if e.tag != MASK]
     write_acl(path, [*private, Entry(MASK, _group_class_union(private))])
 
 
@@ -88,10 +90,10 @@ def _drop_default(path: Path) -> None:
             raise
 
 
-def _private_entry(e: Entry) -> Entry:
+def _private_entry(e: Entry, mask: int) -> Entry:
     if e.tag == USER_OBJ:
         return replace(e, perm=7)
-    return replace(e, perm=0) if e.tag in (GROUP_OBJ, OTHER) else e
+    return replace(e, perm=0 if e.tag in (GROUP_OBJ, OTHER) else e.perm & mask)
 
 
 def grant_traversal(path: Path, uid: int, gids: list[int]) -> bool:
