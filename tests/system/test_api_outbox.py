@@ -139,3 +139,7 @@ def test_a_sweep_while_the_queue_is_down_closes_and_leaves_the_builds_in_the_out
     stats = swept.json()["stats"]
     assert (stats["closed_idle"], stats["queued"], stats["waiting"]) == (1, 0, 1)
     assert outbox(server, tenant) == [session]
+
+    server.state.send_builds = server.queued.extend  # the queue is back
+    assert server.state.drain_outbox() == 1 and server.queued == [(tenant, session)]
+    server.queued.clear()
