@@ -119,7 +119,7 @@ class Settings(BaseSettings):
         default=10,
         ge=0,
         description="a tenant runs each job through POST /v1/maintenance at most once in "
-        "this many seconds (0: no limit)",
+        "each clock-aligned window of this many seconds (0: no limit)",
     )
     consolidation_page_owners: int = Field(default=200, gt=0, le=10_000)
     # PostgreSQL's lock_timeout: whole milliseconds, at most 2^31 - 1 of them

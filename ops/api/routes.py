@@ -571,9 +571,9 @@ def post_maintenance(
     state: State,
 ) -> MaintenanceOut:
     """Run one consolidation job now for the key's tenant (recorded in consolidation_runs,
-    skipped while the same job runs elsewhere). A tenant runs each job at most once per
-    ``maintenance_interval_seconds``: a second run sooner is refused with 429 and
-    ``Retry-After``."""
+    skipped while the same job runs elsewhere). A tenant runs each job at most once in each
+    clock-aligned window of ``maintenance_interval_seconds``: a second run in the window is
+    refused with 429 and ``Retry-After`` (the seconds to its end)."""
     now = state.clock()
     interval = timedelta(seconds=state.settings.maintenance_interval_seconds)
     window = window_for(now, interval) if interval else point_window(now)
