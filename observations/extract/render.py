@@ -69,10 +69,10 @@ def _spaced(parsed: Parsed, previous: int | None, word: Word, text: str, replace
     """Whether a space goes before ``word`` (written as ``text``)."""
     if text[0] in _NO_SPACE_BEFORE or text.lower() in ("n't", "'s"):
         return False
-    if replaced and word.text[:1] in "'’" and text[:1] not in "'’":
-        return True  # "'m" written as "is"
     if previous is None or previous != word.i - 1:
         return True
+    if replaced and text[:1].isalpha():
+        return True  # "'m" written as "is", "gonna" as "going to"
     return parsed.words[previous].space
 
 

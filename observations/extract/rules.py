@@ -82,9 +82,9 @@ def work(f: Frame) -> Reading | None:
         anchor = jobs[0].i
     elif f.past:
         return None
-    for role_word in f.preps("as", of=anchor):
+    for role_word in f.preps("as", of=anchor) + f.preps("as"):
         return _reading(f, "identity", "occupation", role_word.i, 0.9)
-    for employer in f.preps("at", "for", "with", of=anchor):
+    for employer in f.preps("at", "for", "with", of=anchor) + f.preps("at", "for", "with"):
         return _reading(f, "identity", "employer", employer.i, 0.85)
     return None
 

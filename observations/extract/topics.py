@@ -125,7 +125,8 @@ def concrete(parsed: Parsed, verb: int) -> bool:
     if word.pos in ("VERB", "AUX"):
         return concrete(parsed, found)
     light = parsed.words[verb].lemma in LIGHT_VERBS and word.lemma == "job"  # "doing a great job"
-    return word.pos == "NOUN" and lemma_of(word) not in ABSTRACT and not light
+    vague = lemma_of(word) in ABSTRACT | TIME_NOUNS
+    return word.pos == "NOUN" and not vague and not light
 
 
 def first_object(parsed: Parsed, verb: int) -> int | None:

@@ -22,13 +22,15 @@ its date (``event:<iso date>:<topic>``) and valid from that date when it is past
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import Any
 
-from observations.extract.analysis import analyse
+from observations.extract.analysis import Parsed, analyse
 from observations.extract.atoms import Atom, sentence_atoms
 from observations.extract.base import Extracted
+from observations.extract.dates import ResolvedDate
+from observations.extract.ellipsis import restored
 from observations.extract.people import Cast, Person
 from observations.extract.references import Referent, Speech
 from observations.extract.turns import Sentence, Turn
@@ -63,17 +65,32 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     cast = Cast(t.event for t in turns)
     pending = [(t, s) for t in turns if t.event.role == "user" for s in t.sentences]
     pending = [(t, s) for t, s in pending if not s.question]
-    parsed = analyse([s.text for _, s in pending])
+    parsed = _with_subjects(analyse([s.text for _, s in pending]), [s for _, s in pending])
     roles: dict[str, str] = {}
     speeches: dict[int, Speech] = {}
     hits = []
-    for (turn, sentence), view in zip(pending, parsed, strict=True):
+    for (turn, sentence), (view, dates) in zip(pending, parsed, strict=True):
         speech = speeches.get(turn.event.id)
         if speech is None:
             speech = speeches[turn.event.id] = _speech(cast, turn, roles)
-        for atom in sentence_atoms(view, sentence.dates, speech):
+        for atom in sentence_atoms(view, dates, speech):
             hits.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
     return hits
+
+
+def _with_subjects(
+    views: list[Parsed], sentences: list[Sentence]
+) -> list[tuple[Parsed, tuple[ResolvedDate, ...]]]:
+    """Each sentence's parse and dates; a sentence that left out its first-person subject
+    ("Went to the park yesterday") is parsed again with it (:mod:`.ellipsis`), its dates
+    moved along."""
+    found = [(view, s.dates) for view, s in zip(views, sentences, strict=True)]
+    fixed = {n: text for n, (view, _) in enumerate(found) if (text := restored(view))}
+    for n, view in zip(fixed, analyse(list(fixed.values())), strict=True):
+        shift = len(view.text) - len(sentences[n].text)
+        moved = tuple(replace(d, span=(d.span[0] + shift, d.span[1] + shift)) for d in found[n][1])
+        found[n] = (view, moved)
+    return found
 
 
 def _speech(cast: Cast, turn: Turn, roles: dict[str, str]) -> Speech:

@@ -1,0 +1,48 @@
+"""Chat leaves out the subject when it is the speaker: "Researching adoption agencies",
+"Been running longer lately", "Went to the park yesterday", "Gonna continue my edu".
+
+A sentence whose main clause has no subject and starts (after "just", "finally"…) with a
+verb in the -ing, past or participle form — an imperative starts with the base form, and
+stays a request — is about the speaker. :func:`restored` is the sentence with the subject
+and auxiliary put back ("I'm researching adoption agencies"); parsed again, it reads like
+any other first-person sentence.
+"""
+
+from __future__ import annotations
+
+from observations.extract.analysis import Parsed, Word
+from observations.extract.clauses import SUBJECTS
+from observations.extract.vocabulary import words
+
+_LEADING = words("just finally recently also still actually literally so then")
+_SPOKEN = {"been": "I've ", "gon": "I'm ", "gonna": "I'm ", "going": "I'm "}
+_OF_TAG = {"VBG": "I'm ", "VBD": "I ", "VBN": "I "}
+
+
+def restored(parsed: Parsed) -> str | None:
+    """The text with its left-out first-person subject put back, or None when it has one
+    (or is a question, or starts otherwise)."""
+    if not parsed.sentences or parsed.text.rstrip().endswith("?"):
+        return None
+    sentence = parsed.sentences[0]
+    root = next((parsed.words[i] for i in sentence if parsed.words[i].head == i), None)
+    if root is None or parsed.kids(root.i, *SUBJECTS, "expl"):
+        return None
+    first = _first_verb(parsed, sentence)
+    if first is None:
+        return None
+    prefix = _SPOKEN.get(first.lower) or _OF_TAG.get(first.tag)
+    if prefix is None or first.dep in SUBJECTS:
+        return None  # "Running is my therapy": a gerund that is the subject
+    start = parsed.words[sentence[0]].start
+    text = parsed.text[start:]
+    return prefix + (text[:1].lower() + text[1:] if not text.startswith("I ") else text)
+
+
+def _first_verb(parsed: Parsed, sentence: range) -> Word | None:
+    for i in sentence:
+        word = parsed.words[i]
+        if word.lower in _LEADING:
+            continue
+        return word if word.pos in ("VERB", "AUX", "NOUN") or word.lower in _SPOKEN else None
+    return None
