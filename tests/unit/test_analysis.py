@@ -39,3 +39,31 @@ def test_a_batch_is_parsed_in_order_with_sentences_heads_and_lemmas() -> None:
 def test_the_light_analysis_has_parts_of_speech_from_tags() -> None:
     (light,) = analyse(["She saw them."], light=True)
     assert [w.pos for w in light.words] == ["PRON", "VERB", "PRON", "PUNCT"]
+
+
+CHAT = [
+    "I'm gonna go, let's see if y'all ain't ready yet.",
+    "There's a cat that I've been feeding, but I didn't name it.",
+    "Nothin' much, c'mon!  Got ta go\n\nok bye",
+    "She said that if you have time, we could do it; it is what it is.",
+    "My sister Lena lives in Porto and I visit her most weekends.",
+    "Those are the ones I'd buy, but not these.",
+]
+
+
+def test_the_attribute_rules_set_what_the_pipelines_attribute_ruler_sets() -> None:
+    nlp = analysis.load_pipeline()
+    loaded = analysis._loaded()
+    reference = list(nlp.pipe(CHAT))  # with spaCy's attribute ruler and lemmatizer
+    ours = [
+        loaded.lemmatizer(loaded.attributes(doc))
+        for doc in nlp.pipe(CHAT, disable=list(analysis.LIGHT))
+    ]
+    for expected, got in zip(reference, ours, strict=True):
+        assert [_annotations(t) for t in got] == [_annotations(t) for t in expected]
+
+
+def _annotations(token: object) -> tuple[str, ...]:
+    return tuple(
+        str(getattr(token, name)) for name in ("text", "pos_", "morph", "lemma_", "tag_", "dep_")
+    )

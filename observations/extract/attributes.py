@@ -1,0 +1,121 @@
+"""A faster stand-in for the pipeline's attribute ruler: its own patterns, read by lookups.
+
+The attribute ruler of ``en_core_web_sm`` sets coarse parts of speech, morphology and a few
+lemmas from ~180 patterns over a token's tag, lower-cased text and dependency (a few span
+two tokens: "gon na", "let 's"). spaCy runs them with its Matcher, which costs about a
+third of the whole parse on chat-length texts. :class:`Attributes` compiles the same
+patterns into rules, matches every rule against
+the tokens as the parser left them, and sets the same attributes in the same order (a later
+pattern wins), with spaCy's own ``set_token_attrs``. Which rules a token's tag and text
+settle is worked out once per tag and text. A test checks it against the ruler.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spacy.tokens._retokenize import set_token_attrs
+
+_FIELDS = {"TAG": 0, "LOWER": 1, "DEP": 2, "IS_SPACE": 3}
+Features = tuple[str, str, str, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    order: int  # the pattern's position: later patterns win
+    tokens: tuple[tuple[tuple[int, Any], ...], ...]  # per token: (field, condition)
+    target: int  # which token of the match gets the attributes
+    attrs: dict[int, Any]  # normalized, as the ruler keeps them
+
+    def matches(self, features: Sequence[Features], at: int) -> bool:
+        if at + len(self.tokens) > len(features):
+            return False
+        return all(
+            _holds(features[at + n][field], condition)
+            for n, conditions in enumerate(self.tokens)
+            for field, condition in conditions
+        )
+
+
+def _holds(value: Any, condition: Any) -> bool:
+    if not isinstance(condition, dict):
+        return bool(value == condition)
+    if "IN" in condition:
+        return value in condition["IN"]
+    if "NOT_IN" in condition:
+        return value not in condition["NOT_IN"]
+    return re.search(condition["REGEX"], value) is not None
+
+
+class Attributes:
+    """The attribute ruler ``ruler``'s patterns, applied without its Matcher."""
+
+    def __init__(self, ruler: Any) -> None:
+        self._by_text: dict[tuple[int, str], list[_Rule]] = {}
+        for order, pattern in enumerate(ruler.patterns):
+            for tokens in pattern["patterns"]:
+                rule = _rule(order, tokens, ruler.indices[order], ruler.attrs[order])
+                self._by_text.setdefault(_bucket(rule), []).append(rule)
+        self._plans: dict[tuple[str, str], tuple[tuple[_Rule, ...], tuple[_Rule, ...]]] = {}
+
+    def _plan(self, tag: str, lower: str) -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
+        """The rules that match any token with this tag and text, and those that depend on
+        more (its dependency, its neighbour): computed once per tag and text."""
+        key = (tag, lower)
+        plan = self._plans.get(key)
+        if plan is None:
+            sure: list[_Rule] = []
+            maybe: list[_Rule] = []
+            found = [(0, tag), (1, lower), (-1, "")]
+            candidates = sorted(
+                (r for bucket in found for r in self._by_text.get(bucket, ())),
+                key=lambda r: r.order,
+            )
+            for rule in candidates:
+                fixed = [(f, c) for f, c in rule.tokens[0] if f in (0, 1)]
+                if not all(_holds(key[f], c) for f, c in fixed):
+                    continue
+                static = len(rule.tokens) == 1 and len(fixed) == len(rule.tokens[0])
+                (sure if static else maybe).append(rule)
+            plan = self._plans[key] = (tuple(sure), tuple(maybe))
+        return plan
+
+    def __call__(self, doc: Any) -> Any:
+        features = [(t.tag_, t.lower_, t.dep_, t.is_space) for t in doc]
+        hits: list[tuple[int, int, dict[int, Any]]] = []
+        for at, (tag, lower, _, _) in enumerate(features):
+            sure, maybe = self._plan(tag, lower)
+            hits.extend((rule.order, at + rule.target, rule.attrs) for rule in sure)
+            for rule in maybe:
+                if rule.matches(features, at):
+                    hits.append((rule.order, at + rule.target, rule.attrs))
+        hits.sort(key=lambda hit: hit[0])  # stable: within a rule, in text order
+        for _, at, attrs in hits:
+            set_token_attrs(doc[at], attrs)
+        return doc
+
+
+def _bucket(rule: _Rule) -> tuple[int, str]:
+    """Where a rule is filed: by the tag or text its first token must have, if any."""
+    first = dict(rule.tokens[0])
+    for field in (0, 1):
+        if isinstance(first.get(field), str):
+            return (field, first[field])
+    return (-1, "")
+
+
+def _rule(order: int, tokens: list[dict[str, Any]], index: int, attrs: Any) -> _Rule:
+    compiled = tuple(
+        tuple((_FIELDS[key], _condition(value)) for key, value in token.items()) for token in tokens
+    )
+    return _Rule(order, compiled, index if index >= 0 else len(tokens) + index, attrs)
+
+
+def _condition(value: Any) -> Any:
+    if isinstance(value, dict) and ("IN" in value or "NOT_IN" in value):
+        key = "IN" if "IN" in value else "NOT_IN"
+        return {key: frozenset(value[key])}
+    return value
