@@ -166,7 +166,7 @@ def voice(
     for i in words:
         word = parsed.words[i]
         if is_pronoun(word):
-            if points_nowhere(parsed, word):
+            if points_nowhere(parsed, word) or _elliptical(word):
                 return None
             found = pronoun(word, speech)
             if found is None:
@@ -178,14 +178,19 @@ def voice(
                 _agree(parsed, word.head, words, replace)
             if _we_all(parsed, word):  # "we all" → "Maya Chen"
                 replace[i + 1] = ""
-        elif word.pos == "PROPN" and word.dep != "compound":
-            _member_name(parsed, word, speech, replace)
+        elif word.pos in ("PROPN", "NOUN") and word.dep != "compound":
+            _member_name(parsed, word, words, speech, replace)
         elif word.lower in _SPOKEN and (word.lower != "nt" or word.dep == "neg"):
             replace[i] = _SPOKEN[word.lower]
     subject = parsed.words[clause.subject] if clause.subject is not None else None
     if clause.shared_subject and subject is not None and subject.lower in _PRONOUN_SUBJECTS:
         _agree(parsed, clause.head, words, replace)
     return replace
+
+
+def _elliptical(word: Word) -> bool:
+    """A possessive standing for a thing left unsaid: "mine was in Turin" (my what?)."""
+    return word.lower in ("mine", "yours", "ours", "hers") and word.dep in CORE
 
 
 def _we_all(parsed: Parsed, word: Word) -> bool:
@@ -203,13 +208,17 @@ def _agree(parsed: Parsed, verb: int, words: Sequence[int], replace: dict[int, s
             replace[finite.i] = form
 
 
-def _member_name(parsed: Parsed, word: Word, speech: Speech, replace: dict[int, str]) -> None:
+def _member_name(
+    parsed: Parsed, word: Word, words: Sequence[int], speech: Speech, replace: dict[int, str]
+) -> None:
     """A member named by first name ("tom") is written with their display name."""
     person = speech.cast.find(word.text)
     if person is None or person.name.lower() == word.lower:
         return
+    if word.pos == "NOUN" and word.dep not in CORE:
+        return
     for j in range(word.left, word.i):
-        if parsed.words[j].dep == "compound" and parsed.words[j].pos == "PROPN":
+        if j in words and parsed.words[j].dep == "compound" and parsed.words[j].pos == "PROPN":
             return  # written with more than the first name: leave it
     replace[word.i] = person.name
 

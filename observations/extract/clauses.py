@@ -24,7 +24,7 @@ _SPLIT = ("conj", "advcl", "ccomp", "parataxis")
 _VERBAL = ("VERB", "AUX")
 _FILLERS = words(
     """actually anyway anyways so well also basically honestly seriously literally like
-    plus btw oh ok okay yeah yes yep no nah hey hi hmm um uh wow lol haha
+    plus btw fyi oh ok okay yeah yes yep yup no nah nope hey hi hmm um uh wow lol haha
     anyhow besides"""
 )
 _TRAILING = words("too either lol haha lmao tbh though")
@@ -61,7 +61,7 @@ def split_clauses(parsed: Parsed, sentence: range) -> list[Clause]:
     for head in sorted(heads, key=lambda h: _depth(parsed, h)):
         own = [i for i in sentence if owner[i] == head]
         subject, shared = _subject(parsed, head, clauses)
-        kept = _trim(parsed, _without_links(parsed, own, head, heads))
+        kept = _trim(parsed, _without_links(parsed, own, head, heads), head)
         link = "ROOT" if head == root else parsed.words[head].dep
         mark, kept = _mark(parsed, head, kept, link)
         question = asked or _inverted(parsed, kept, subject, link)
@@ -177,20 +177,48 @@ def _asides(parsed: Parsed, own: list[int]) -> set[int]:
     return found
 
 
-def _trim(parsed: Parsed, own: list[int]) -> list[int]:
-    """Drop fillers and punctuation at the start, and trailing fillers and punctuation."""
+def _trim(parsed: Parsed, own: list[int], head: int) -> list[int]:
+    """Drop fillers and punctuation at the start; after the head, cut at a tail that only
+    comments ("… so nothing with dairy", "…! wiener str.", "…, my stomach"); then drop
+    trailing fillers and punctuation."""
+    own = own[: _tail(parsed, own, head)]
     start, end = 0, len(own)
-    while start < end and _leading_filler(parsed.words[own[start]]):
+    while start < end and _leading_filler(parsed.words[own[start]], head):
         start += 1
     while end > start and _trailing_filler(parsed.words[own[end - 1]]):
         end -= 1
     return own[start:end]
 
 
-def _leading_filler(word: Word) -> bool:
+def _tail(parsed: Parsed, own: list[int], head: int) -> int:
+    """Where the clause's words stop: at an inner "!" or "?", a verbless "so …", or a
+    noun phrase hung on the head after a comma ("I can't do spicy food, my stomach")."""
+    for n, i in enumerate(own):
+        word = parsed.words[i]
+        if i <= head or n == 0:
+            continue
+        if word.text in ("!", "?") and n < len(own) - 1:
+            return n
+        if word.lower == "so" and word.dep in ("advmod", "prep", "cc", "mark", "dep"):
+            return n
+        after = parsed.words[own[n + 1]] if n + 1 < len(own) else None
+        if word.text == "," and after is not None and _aside(parsed, after, head):
+            return n
+    return len(own)
+
+
+def _aside(parsed: Parsed, word: Word, head: int) -> bool:
+    """The phrase starting at ``word`` is a noun phrase hung loosely on the clause head."""
+    top = word
+    while top.head != head and top.head != top.i:
+        top = parsed.words[top.head]
+    return top.head == head and top.dep in ("npadvmod", "appos", "dep") and top.pos == "NOUN"
+
+
+def _leading_filler(word: Word, head: int) -> bool:
     if word.pos == "PUNCT" or word.dep in ("cc", "intj"):
         return True
-    return word.lower in _FILLERS and word.dep in ("advmod", "intj", "discourse", "dep", "cc")
+    return word.lower in _FILLERS and word.i != head and word.dep not in SUBJECTS
 
 
 def _trailing_filler(word: Word) -> bool:
@@ -206,4 +234,7 @@ def _inverted(parsed: Parsed, kept: list[int], subject: int | None, link: str) -
     first = parsed.words[kept[0]]
     if first.tag in _WH and link == "ROOT":
         return True
-    return first.pos == "AUX" and subject is not None and first.i < subject
+    if subject is None or parsed.words[subject].head not in kept:
+        return False
+    head = parsed.words[subject].head  # "(eli) did you pack the boots"
+    return any(a.i < subject for a in parsed.kids(head, "aux", "auxpass") if a.i in kept)

@@ -42,6 +42,7 @@ class Referent:
     person: Person | None = None  # the member (self, member), or whose relation it is
     role: str | None = None  # a relation's role ("sister")
     given: str | None = None  # a relation's or a named person's own name ("lena")
+    called: str | None = None  # the relation's role as said ("mom", "boss")
 
     @property
     def possessive(self) -> str:
@@ -63,6 +64,7 @@ class Speech:
     cast: Cast
     named: list[Referent] = field(default_factory=list)
     roles: dict[str, str] = field(default_factory=dict)  # given name → role, session-wide
+    relations: list[Referent] = field(default_factory=list)  # named relations ("my sister Lena")
 
     @property
     def me(self) -> Referent:
@@ -85,6 +87,8 @@ class Speech:
         if single and (referent.given or referent.name) not in known:
             self.named.append(referent)
         if referent.kind == "relation" and referent.given and referent.role:
+            if referent.given not in self.roles and referent.called:
+                self.relations.append(referent)
             self.roles[referent.given] = referent.role
 
 
@@ -140,6 +144,9 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
             return Referent(kind, person.name, person)
     if word.lemma in ROLES and word.pos == "NOUN":
         return _relation(parsed, word, speech)
+    titled = [k for k in parsed.kids(word.i) if k.lemma in ROLES and k.i == word.i - 1]
+    if word.pos == "PROPN" and titled and parsed.kids(titled[0].i, "poss"):
+        return _relation(parsed, titled[0], speech, word)  # "my manager greg"
     if word.pos == "PROPN" and word.dep != "compound" and _bare_name(parsed, word):
         given = word.lower
         if given in speech.roles:
@@ -157,7 +164,9 @@ def _bare_name(parsed: Parsed, word: Word) -> bool:
     return before not in ('"', "'", "“", "‘")
 
 
-def _relation(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
+def _relation(
+    parsed: Parsed, word: Word, speech: Speech, given: Word | None = None
+) -> Referent | None:
     owners = parsed.kids(word.i, "poss")
     if not owners:
         return None
@@ -166,7 +175,12 @@ def _relation(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
         owner = named(parsed, owners[0], speech)
     if owner is None or owner.person is None or owners[0].lower in THIRD:
         return None  # "her husband": not a person of its own for a later "she"
-    given = next((k for k in parsed.kids(word.i, "appos", "npadvmod") if k.pos == "PROPN"), None)
+    if given is None:
+        names = [k for k in parsed.kids(word.i, "appos", "npadvmod") if k.pos == "PROPN"]
+        after = parsed.words[word.head]
+        if after.i == word.i + 1 and after.pos == "PROPN":
+            names.append(after)  # "my manager greg", parsed with the name as head
+        given = names[0] if names else None
     title = f"{owner.possessive} {word.text}" + (f" {given.text}" if given else "")
     lower = given.lower if given else None
-    return Referent("relation", title, owner.person, role(word), lower)
+    return Referent("relation", title, owner.person, role(word), lower, word.lower)

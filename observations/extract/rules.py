@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
-from observations.extract.states import attribute, copula, status
+from observations.extract.states import attribute, copula, naming, status
 from observations.extract.topics import (
     activity_topic,
     concrete,
@@ -54,6 +54,16 @@ _NOT_ACTIONS = words(
     reply answer congratulate apologize apologise promise need want miss check keep
     realize realise notice mind glad love like enjoy prefer hate see hear wait"""
 )
+
+
+def called(f: Frame) -> Reading | None:
+    """The name one goes by: "everyone calls me Lexi", "I go by Alexandra now"."""
+    if f.lemma == "call" and any(k.lower == "me" for k in f.kids("dobj", "dative", "nsubj")):
+        names = f.kids("oprd", "xcomp", "attr") or f.kids("dobj")[1:]
+        return _reading(f, "identity", "name", names[0].i, 0.85) if names else None
+    if f.lemma == "go" and f.preps("by"):
+        return _reading(f, "identity", "name", f.preps("by")[0].i, 0.85)
+    return None
 
 
 def liking(f: Frame) -> Reading | None:
@@ -204,7 +214,9 @@ def action(f: Frame) -> Reading | None:
 
 RULES: tuple[Rule, ...] = (
     attribute,
+    naming,
     copula,
+    called,
     status,
     goal,
     liking,

@@ -23,6 +23,7 @@ from observations.extract.vocabulary import (
     OCCUPATIONS,
     ORIENTATION,
     OWN_ATTRIBUTES,
+    ROLES,
     SKILLED,
     STATUS,
 )
@@ -48,6 +49,15 @@ def attribute(f: Frame) -> Reading | None:
     return None
 
 
+def naming(f: Frame) -> Reading | None:
+    """A relation named: "my new boss is Aisha Karim" (relationship:manager)."""
+    subject = f.parsed.words[f.clause.subject] if f.clause.subject is not None else None
+    if subject is None or subject.lemma not in ROLES or not f.copula:
+        return None
+    names = [c for c in f.comps() if c.pos == "PROPN"]
+    return _reading(f, "relationship", "", names[0].i, 0.8) if names else None
+
+
 def copula(f: Frame) -> Reading | None:
     """A state: "I'm vegetarian", "I'm a nurse", "I'm allergic to peanuts", "I'm from Sweden"."""
     if not f.copula:
@@ -58,6 +68,10 @@ def copula(f: Frame) -> Reading | None:
             return found
     for place in f.preps("from"):
         return _reading(f, "identity", "origin", place.i, 0.85)
+    settled = any(k.lower in ("now", "currently", "still") for k in f.kids("advmod"))
+    places = [p for p in f.preps("in") if p.pos == "PROPN"]
+    if places and (settled or f.preps("since")):
+        return _reading(f, "identity", "city", places[0].i, 0.75)  # "we're in Bologna now"
     for thing in f.preps("into"):
         return _reading(f, "preference", topic_of(f.parsed, thing.i), thing.i, 0.75)
     return None
@@ -89,7 +103,7 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return _reading(f, "identity", "occupation", comp.i, 0.8)
     if lemma in ("mother", "father", "mom", "dad", "parent") and comp.dep == "attr":
         return _reading(f, "identity", "parent", comp.i, 0.8)
-    if lemma in ("based", "located") and f.preps("in", of=comp.i):
+    if lemma in ("based", "located", "stuck", "settled") and f.preps("in", of=comp.i):
         return _reading(f, "identity", "city", f.preps("in", of=comp.i)[0].i, 0.8)
     return None
 

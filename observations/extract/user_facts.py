@@ -73,8 +73,11 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
         speech = speeches.get(turn.event.id)
         if speech is None:
             speech = speeches[turn.event.id] = _speech(cast, turn, roles)
+        known = len(speech.relations)
         for atom in sentence_atoms(view, dates, speech):
             hits.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
+        for relation in speech.relations[known:]:
+            hits.append(FactHit(turn.event.id, sentence.index, relation_fact(turn, relation)))
     return hits
 
 
@@ -119,6 +122,26 @@ def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
         valid_from=_valid_from(turn, atom, kind),
         fields=_fields(turn, atom, owner),
     )
+
+
+def relation_fact(turn: Turn, relation: Referent) -> Extracted:
+    """A relation named in passing ("my manager greg", "my sister Lena"): "Noor Haddad's
+    manager is Greg", under ``relationship:<role>[:<name>]``."""
+    owner = relation.person or Person(turn.event.actor_id, turn.speaker)
+    name = relation.short[:1].upper() + relation.short[1:]
+    return Extracted(
+        kind="relationship",
+        key=_relation_key(relation),
+        owner_type="user",
+        owner_id=owner.actor_id,
+        statement=f"{owner.name}'s {relation.called} is {name}.",
+        confidence=0.8,
+        importance=IMPORTANCE["relationship"],
+        source_event_ids=(turn.event.id,),
+        valid_from=turn.event.occurred_at,
+        fields={"predicate": "be", "object": name, "polarity": "positive",
+                "topic": relation.role, "speaker": turn.speaker, "persons": [name]},
+    )  # fmt: skip
 
 
 def _kind_and_key(atom: Atom) -> tuple[str, str]:

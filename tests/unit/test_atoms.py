@@ -92,6 +92,7 @@ TABLE = [
         [
             ("maya", "relationship:sister:lena:city", "Maya Chen's sister Lena lives in Porto.",
              "Porto"),
+            ("maya", "relationship:sister:lena", "Maya Chen's sister is Lena.", "Lena"),
         ],  # "visit her most weekends" parses with "weekends" as the object: no fact
     ),
     (
@@ -144,6 +145,15 @@ def test_a_sentence_becomes_one_clean_fact_per_clause(
     assert all(f == () for f in statement_failures([of_item(f) for f in found]))
 
 
+def test_a_relation_named_in_passing_is_a_relationship_and_a_new_one_supersedes_it() -> None:
+    (greg,) = facts([("maya", "can you help me write an update for my manager greg")])
+    assert (greg.key, greg.statement) == ("relationship:manager", "Maya Chen's manager is Greg.")
+    (aisha,) = facts([("maya", "my new boss is Aisha Karim")], START + timedelta(days=9))
+    assert aisha.key == "relationship:manager" and aisha.fields["object"] == "Aisha Karim"
+    (change,) = plan_supersede([_entry(1, greg), _entry(2, aisha)])
+    assert (change.old, change.new) == (1, 2)
+
+
 def test_negation_is_polarity_on_the_same_key_and_a_newer_no_longer_supersedes() -> None:
     (was,) = facts([("tom", "I'm vegetarian.")])
     (now,) = facts([("tom", "I'm no longer vegetarian.")], START + timedelta(days=30))
@@ -189,7 +199,8 @@ def _entry(entry_id: int, item: Extracted) -> EntryState:
 
 
 def test_dates_in_a_statement_are_absolute_and_kept_in_fields() -> None:
-    (item,) = facts([("maya", "I went hiking in Sintra yesterday with my colleague Rui.")])
+    found = facts([("maya", "I went hiking in Sintra yesterday with my colleague Rui.")])
+    (item,) = [f for f in found if f.kind == "event"]
     assert item.statement == (
         "Maya Chen went hiking in Sintra on 7 September 2025 with Maya Chen's colleague Rui."
     )

@@ -142,10 +142,13 @@ def test_a_correction_by_the_subject_replaces_a_friends_claim_in_the_session() -
 
 
 def test_a_person_outside_the_session_is_a_relationship_of_the_speaker() -> None:
-    (fact,) = facts([("maya", "My sister Lena lives in Porto.")])
-    assert fact.owner_id == "maya" and fact.kind == "relationship"
-    assert fact.key == "relationship:sister:lena:city"
-    assert fact.statement == "Maya Chen's sister Lena lives in Porto."
+    lives, sister = facts([("maya", "My sister Lena lives in Porto.")])
+    assert {lives.owner_id, sister.owner_id} == {"maya"}
+    assert lives.kind == sister.kind == "relationship"
+    assert lives.key == "relationship:sister:lena:city"
+    assert lives.statement == "Maya Chen's sister Lena lives in Porto."
+    assert sister.key == "relationship:sister:lena"
+    assert sister.statement == "Maya Chen's sister is Lena."
 
 
 def test_she_means_the_one_person_named_before_and_nobody_when_there_were_two() -> None:
