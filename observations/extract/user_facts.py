@@ -15,8 +15,11 @@ The users' sentences of a session (questions aside) are parsed in one batch
   person) → a ``relationship`` fact of the speaker, keyed by the relation and what is
   said of it (``relationship:sister:lena:city``).
 
-A clause with a date phrase that reads as an experience or a goal is an event, keyed by
-its date (``event:<iso date>:<topic>``) and valid from that date when it is past.
+A relation named in passing with a name ("an update for my manager greg") is a
+relationship fact of its own: "Noor Haddad's manager is Greg" (``relationship:manager``).
+
+A clause with a date phrase that reads as an experience is an event, keyed by its date
+(``event:<iso date>:<topic>``) and valid from that date when it is past.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ shows, the share that are fact entries.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -35,6 +36,7 @@ from observations.extract.base import FACT_KINDS
 from observations.extract.statement_checks import CHECKS, Statement, statement_failures
 from ops.eval.locomo_data import SCORED_CATEGORIES, Conversation, Question, events, turn_text
 from retrieval.bm25 import BM25
+from retrieval.bundle import ContextBundle
 from retrieval.context import ContextRequest, build_context, bundle_provenance
 from retrieval.search import Scope, SearchSettings, external_ids, search
 from retrieval.tokens import TokenCounter
@@ -105,9 +107,7 @@ def measure_build(conn: Conn, conversation: Conversation) -> BuildFigures:
     valid = sum(_valid(entry, where) for entry in entries)
     covered_turns = {x for entry in entries for x in entry["source_external_ids"]}
     facts = conversation.reference_facts
-    kinds: dict[str, int] = {}
-    for entry in entries:
-        kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
+    kinds = Counter(entry["kind"] for entry in entries)
     fact_entries = [e for e in entries if e["kind"] in FACT_KINDS]
     return BuildFigures(
         sessions=int(sessions["n"]) if sessions else 0,
@@ -115,7 +115,7 @@ def measure_build(conn: Conn, conversation: Conversation) -> BuildFigures:
         valid_provenance=valid,
         reference_facts=len(facts),
         covered_facts=sum(any(d in covered_turns for d in ids) for _, ids in facts),
-        kinds=kinds,
+        kinds=dict(kinds),
         fact_entries=len(fact_entries),
         check_failures=check_failures(fact_entries, conversation.speakers),
     )
@@ -212,12 +212,16 @@ def ask(
                 ranked, {t.dia_id: x for t, x in zip(turns, texts, strict=True)}, counter
             ),
         }
-        recall = {m: _recall(q, ids) for m, ids in found.items()}
-        shown = len(bundle.memories) + len(bundle.summaries)
-        facts = sum(item.kind in FACT_KINDS for item in bundle.memories)
-        answers.append(Answer(q.category, recall, shown, facts))
+        answers.append(_answer(q, found, bundle))
         on_question()
     return answers
+
+
+def _answer(question: Question, found: dict[str, set[str]], bundle: ContextBundle) -> Answer:
+    recall = {m: _recall(question, ids) for m, ids in found.items()}
+    shown = len(bundle.memories) + len(bundle.summaries)
+    facts = sum(item.kind in FACT_KINDS for item in bundle.memories)
+    return Answer(question.category, recall, shown, facts)
 
 
 def _recall(question: Question, found: set[str]) -> float:
