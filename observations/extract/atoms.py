@@ -135,6 +135,12 @@ def _about(parsed: Parsed, clause: Clause, speech: Speech) -> tuple[Referent, Wo
     joined = [word, *parsed.kids(word.i, "conj")]
     if any(w.lower in FIRST and w.pos == "PRON" for w in joined):
         return speech.me, None
+    owned = _owned_complement(parsed, clause, speech)
+    if owned is not None:
+        return owned  # "radiohead is my favourite band"
+    head = parsed.words[clause.head]
+    if head.lemma == "call" and any(k.lower == "me" for k in parsed.kids(head.i)):
+        return speech.me, None  # "everyone calls me Lexi"
     if is_pronoun(word):
         found = pronoun(word, speech)
         return (found, None) if found is not None else None
@@ -147,6 +153,17 @@ def _about(parsed: Parsed, clause: Clause, speech: Speech) -> tuple[Referent, Wo
         owner = owner or named(parsed, owners[0], speech)
         if owner is not None and owner.kind in ("self", "member"):
             return owner, word
+    return None
+
+
+def _owned_complement(
+    parsed: Parsed, clause: Clause, speech: Speech
+) -> tuple[Referent, Word] | None:
+    """A "my <noun>" complement of "be": the clause is about its owner."""
+    for comp in parsed.kids(clause.head, "attr"):
+        owners = parsed.kids(comp.i, "poss")
+        if comp.pos == "NOUN" and owners and owners[0].lower in ("my", "our"):
+            return speech.me, comp
     return None
 
 

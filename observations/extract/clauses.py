@@ -20,14 +20,14 @@ from observations.extract.analysis import Parsed, Word
 from observations.extract.vocabulary import COGNITION, words
 
 SUBJECTS = ("nsubj", "nsubjpass", "csubj")
-_SPLIT = ("conj", "advcl", "ccomp", "parataxis")
+_SPLIT = ("conj", "advcl", "ccomp", "parataxis", "dep")
 _VERBAL = ("VERB", "AUX")
 _FILLERS = words(
     """actually anyway anyways so well also basically honestly seriously literally like
     plus btw fyi oh ok okay yeah yes yep yup no nah nope hey hi hmm um uh wow lol haha
     anyhow besides"""
 )
-_TRAILING = words("too either lol haha lmao tbh though")
+_TRAILING = words("too either lol haha lmao tbh though tho actually btw fyi obv anyway honestly")
 _WH = ("WP", "WRB", "WDT", "WP$")
 # verbs whose clausal complement is a statement of its own ("I think I'm moving")
 _REPORTING = COGNITION | words("say tell mention admit explain announce promise hear learn")
@@ -202,17 +202,19 @@ def _tail(parsed: Parsed, own: list[int], head: int) -> int:
         if word.lower == "so" and word.dep in ("advmod", "prep", "cc", "mark", "dep"):
             return n
         after = parsed.words[own[n + 1]] if n + 1 < len(own) else None
-        if word.text == "," and after is not None and _aside(parsed, after, head):
+        if word.text == "," and after is not None and _aside(parsed, after, own[-1]):
             return n
     return len(own)
 
 
-def _aside(parsed: Parsed, word: Word, head: int) -> bool:
-    """The phrase starting at ``word`` is a noun phrase hung loosely on the clause head."""
+def _aside(parsed: Parsed, word: Word, last: int) -> bool:
+    """The rest of the clause, from ``word`` on, is one noun phrase hung loosely on what
+    comes before ("…, my stomach", "…, chicken ones for me")."""
     top = word
-    while top.head != head and top.head != top.i:
+    while top.head != top.i and parsed.words[top.head].left >= word.i:
         top = parsed.words[top.head]
-    return top.head == head and top.dep in ("npadvmod", "appos", "dep") and top.pos == "NOUN"
+    loose = top.dep in ("npadvmod", "appos", "dep") and top.pos == "NOUN"
+    return loose and top.right >= last
 
 
 def _leading_filler(word: Word, head: int) -> bool:

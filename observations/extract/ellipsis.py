@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from observations.extract.analysis import Parsed, Word
 from observations.extract.clauses import SUBJECTS
-from observations.extract.vocabulary import words
+from observations.extract.vocabulary import DIETS, words
 
 _LEADING = words("just finally recently also still actually literally so then")
 _SPOKEN = {"been": "I've ", "gon": "I'm ", "gonna": "I'm ", "going": "I'm "}
@@ -32,6 +32,8 @@ def restored(parsed: Parsed) -> str | None:
     if first is None:
         return None
     prefix = _SPOKEN.get(first.lower) or _OF_TAG.get(first.tag)
+    if first.lemma in DIETS:
+        prefix = "I'm "  # "pescatarian actually!"
     if prefix is None or first.dep in SUBJECTS:
         return None  # "Running is my therapy": a gerund that is the subject
     start = parsed.words[sentence[0]].start
@@ -44,5 +46,6 @@ def _first_verb(parsed: Parsed, sentence: range) -> Word | None:
         word = parsed.words[i]
         if word.lower in _LEADING:
             continue
-        return word if word.pos in ("VERB", "AUX", "NOUN") or word.lower in _SPOKEN else None
+        usable = word.pos in ("VERB", "AUX", "NOUN") or word.lower in _SPOKEN
+        return word if usable or word.lemma in DIETS else None
     return None

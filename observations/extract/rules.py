@@ -37,6 +37,7 @@ from observations.extract.topics import (
 )
 from observations.extract.vocabulary import (
     DISLIKE,
+    FOODS,
     JOBS,
     LIKE,
     ROLES,
@@ -104,6 +105,9 @@ def place(f: Frame) -> Reading | None:
     if f.lemma in ("live", "reside") and not f.past:
         found = f.preps("in")
         return _reading(f, "identity", "city", found[0].i, 0.8) if found else None
+    if f.lemma in ("stick", "base", "settle", "locate") and f.head.tag == "VBN":
+        found = f.preps("in")  # "I'm stuck in Prague", "we're settled in Leeds now"
+        return _reading(f, "identity", "city", found[0].i, 0.75) if found else None
     if f.lemma in ("move", "relocate"):
         found = f.preps("to")
         return _reading(f, "identity", "city", found[0].i, 0.8) if found else None
@@ -178,7 +182,9 @@ def constraint(f: Frame) -> Reading | None:
             return _reading(f, "constraint", topic, things[0].i, 0.8)
     if f.lemma == "avoid" and f.kids("dobj"):
         thing = f.kids("dobj")[0]
-        return Reading("constraint", noun_topic(f.parsed, thing.i), thing.i, "avoid", 0.75, True)
+        topic = noun_topic(f.parsed, thing.i)
+        topic = f"diet:{topic}" if thing.lemma in FOODS else topic
+        return Reading("constraint", topic, thing.i, "avoid", 0.75, True)
     if f.modal == "can" and f.negative and f.head.pos == "VERB" and f.lemma not in _NOT_ACTIONS:
         return _reading(f, "constraint", verb_noun(f.parsed, f.head.i), None, 0.75)
     return None

@@ -19,6 +19,7 @@ from observations.extract.vocabulary import (
     FAVORITE,
     GENDER,
     GOAL_NOUNS,
+    JUDGEMENTS,
     KEEN,
     OCCUPATIONS,
     ORIENTATION,
@@ -35,6 +36,8 @@ def attribute(f: Frame) -> Reading | None:
     if noun is None or (not f.copula and f.xcomp() is None):
         return None
     values = f.comps() or f.objects() or f.preps()
+    if noun.dep == "attr" and f.clause.subject is not None:
+        values = [f.parsed.words[f.clause.subject]]  # "Radiohead is my favourite band"
     if not values:
         return None
     value = values[0]
@@ -103,9 +106,20 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return _reading(f, "identity", "occupation", comp.i, 0.8)
     if lemma in ("mother", "father", "mom", "dad", "parent") and comp.dep == "attr":
         return _reading(f, "identity", "parent", comp.i, 0.8)
+    if comp.pos == "NOUN" and comp.dep == "attr" and _describes(f, comp):
+        return _reading(f, "identity", noun_topic(f.parsed, comp.i), comp.i, 0.75)
     if lemma in ("based", "located", "stuck", "settled") and f.preps("in", of=comp.i):
         return _reading(f, "identity", "city", f.preps("in", of=comp.i)[0].i, 0.8)
     return None
+
+
+def _describes(f: Frame, comp: Word) -> bool:
+    """ "I'm a night owl", "I'm still a brown belt": a noun that says what someone is,
+    with a modifier to make it specific, no "my" (that names a relation) and no judgement."""
+    kids = f.kids(of=comp.i)
+    if any(k.dep == "poss" for k in kids) or comp.lemma in JUDGEMENTS or f.negative:
+        return False
+    return any(k.dep in ("amod", "compound") and k.lemma not in JUDGEMENTS for k in kids)
 
 
 def _keen(f: Frame, comp: int, lemma: str) -> Reading | None:

@@ -28,6 +28,7 @@ _TRAILING_FILLER = re.compile(
     r"(?=[\s!.?]*$)",
     re.IGNORECASE,
 )
+_ASIDE_WORDS = re.compile(r"(?:,\s*)?\b(?:fyi|btw|tbh|imo|imho|lol|lmao|ngl)\b(?:\s*,)?", re.I)
 _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
@@ -69,10 +70,12 @@ def strip_filler(sentence: str) -> str:
 
 
 def tidy(sentence: str) -> str:
-    """Chat noise out of a sentence: trailing "lol"s and emoji, repeated marks, shouting
-    (an all-capitals sentence in sentence case), "im"/"ive" spelled out."""
+    """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
+    shouting (an all-capitals sentence in sentence case), "im"/"ive" spelled out."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _TRAILING_FILLER.sub("", text)
+    text = " ".join(_ASIDE_WORDS.sub(lambda m: ", " if "," in m[0] else " ", text).split())
+    text = text.replace(" ,", ",").strip(" ,")
     text = _REPEATED_MARKS.sub(r"\1", text).strip()
     letters = [c for c in text if c.isalpha()]
     if len(letters) > 8 and sum(c.isupper() for c in letters) > 0.8 * len(letters):

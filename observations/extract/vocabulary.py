@@ -88,7 +88,7 @@ OWN_ATTRIBUTES = {
     "major": ("identity", "education"),
 }
 GOAL_NOUNS = words("goal dream plan aim ambition hope mission resolution wish")
-FAVORITE = words("favorite favourite preferred fave go-to")
+FAVORITE = words("favorite favourite preferred fave fav go-to")
 WANT = words("want wanna wan plan hope intend aim aspire dream wish")
 TRYING = words("plan hope aim try save work look think consider prepare")
 GENERIC_ACTIVITIES = words(
@@ -107,6 +107,17 @@ LIGHT_VERBS = words(
 COGNITION = words(
     """think guess believe know feel suppose reckon realize realise mean say tell admit figure
     bet swear hope wish notice remember forget suspect imagine doubt assume understand"""
+)
+# nouns and modifiers that judge rather than describe ("I'm such a mess", "a big fan")
+JUDGEMENTS = words(
+    """mess wreck fool idiot disaster genius pro champ sucker kid baby person guy girl
+    thing one fan lot bit big huge total complete real such good bad great little
+    terrible awful amazing awesome lucky happy sad"""
+)
+# foods a diet leaves out ("I avoid pork" is constraint:diet:pork)
+FOODS = words(
+    """pork meat beef fish dairy gluten sugar alcohol caffeine nuts peanuts eggs egg
+    shellfish soy wheat lactose carbs chicken lamb seafood milk cheese"""
 )
 # objects that say too little to make a topic ("learned a lot", "had a great time")
 VAGUE = words("lot lots bit thing things stuff way ways time day one few bunch kind sort")

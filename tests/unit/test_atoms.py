@@ -127,6 +127,29 @@ TABLE = [
         ],
     ),
     (("maya", "Running is my therapy."), []),
+    (
+        ("tom", "radiohead is my fav band ever, make me a playlist"),
+        [("tom", "preference:band", "Radiohead is Tom Okafor's fav band ever.", "Radiohead")],
+    ),
+    (
+        ("tom", "pescatarian actually! i eat fish"),
+        [
+            ("tom", "constraint:diet", "Tom Okafor is pescatarian.", "pescatarian"),
+            ("tom", "experience:eat-fish", "Tom Okafor eats fish.", "eats fish"),
+        ],
+    ),
+    (
+        ("tom", "we're in bologna now since july"),
+        [("tom", "identity:city", "Tom Okafor is in bologna now since July 2025.", "bologna")],
+    ),
+    (
+        ("tom", "i avoid pork, everything else is fine"),
+        [("tom", "constraint:diet:pork", "Tom Okafor avoids pork.", "pork")],
+    ),
+    (
+        ("tom", "my friends call me Sam"),
+        [("tom", "identity:name", "Tom Okafor's friends call Tom Okafor Sam.", "Sam")],
+    ),
     (("maya", "i dream of visiting them someday"), []),
     (("maya", "can you book me a flight to berlin?"), []),
     (("maya", "Book me a train to Porto please."), []),
