@@ -35,15 +35,21 @@ _WORD = re.compile(r"\w+")
 def latest_per_key(hits: list[FactHit]) -> list[FactHit]:
     """One fact per (owner, key): the last one stated, kept at its place in the session,
     except that a weaker restatement of the kept fact does not displace it (it would be
-    gated out where the stronger statement passes, and the fact would be lost)."""
+    gated out where the stronger statement passes, and the fact would be lost), nor does a
+    friend's claim displace what its subject said of themself."""
     kept: dict[tuple[str, str, str], int] = {}
     for position, hit in enumerate(hits):
         slot = (hit.item.owner_type, hit.item.owner_id, hit.item.key)
         earlier = kept.get(slot)
-        if earlier is None or not _weaker_restatement(hit.item, hits[earlier].item):
+        if earlier is None or not _stays(hits[earlier].item, hit.item):
             kept[slot] = position
     keep = set(kept.values())
     return [hit for position, hit in enumerate(hits) if position in keep]
+
+
+def _stays(earlier: Extracted, later: Extracted) -> bool:
+    hearsay = "said_by" in later.fields and "said_by" not in earlier.fields
+    return hearsay or _weaker_restatement(later, earlier)
 
 
 def _weaker_restatement(later: Extracted, earlier: Extracted) -> bool:

@@ -229,4 +229,5 @@ def test_dates_in_a_statement_are_absolute_and_kept_in_fields() -> None:
     )
     assert item.kind == "event" and item.key == "event:2025-09-07:hike-sintra"
     assert item.fields["event_time"] == "2025-09-07"
+    assert (item.fields["valid_at"], item.fields["precision"]) == ("2025-09-07", "day")
     assert item.valid_from == datetime(2025, 9, 7, tzinfo=UTC)

@@ -156,3 +156,10 @@ def test_she_means_the_one_person_named_before_and_nobody_when_there_were_two() 
     assert "Lena works at a bakery." in {f.statement for f in one}
     two = facts([("maya", "Lena met Ana yesterday. She works at a bakery.")])
     assert all("bakery" not in f.statement for f in two)
+
+
+def test_a_friends_later_claim_does_not_displace_what_the_subject_said_in_the_session() -> None:
+    found = facts([("tom", "I work at Google now"), ("maya", "tom works at Spotify")])
+    assert [(f.owner_id, f.key, f.fields["object"]) for f in found] == [
+        ("tom", "identity:employer", "Google")
+    ]
