@@ -32,7 +32,7 @@ from observations.extract.references import (
 )
 from observations.extract.render import render, sentence_case, strip_article
 from observations.extract.rules import read
-from observations.extract.vocabulary import COGNITION, words
+from observations.extract.vocabulary import COGNITION, FAMILY, words
 
 _CONDITIONS = words("if unless when whenever whether once where wherever though")
 _HEDGES = words(
@@ -195,6 +195,8 @@ def voice(
                 _agree(parsed, word.head, words, replace)
             if _we_all(parsed, word):  # "we all" → "Maya Chen"
                 replace[i + 1] = ""
+        elif _bare_kin(parsed, word):
+            replace[i] = f"{speech.me.possessive} {word.lower}"  # "dad had surgery"
         elif word.pos in ("PROPN", "NOUN") and word.dep != "compound":
             _member_name(parsed, word, words, speech, replace)
         elif word.lower in _SPOKEN and (word.lower != "nt" or word.dep == "neg"):
@@ -203,6 +205,13 @@ def voice(
     if clause.shared_subject and subject is not None and subject.lower in _PRONOUN_SUBJECTS:
         _agree(parsed, clause.head, words, replace)
     return replace
+
+
+def _bare_kin(parsed: Parsed, word: Word) -> bool:
+    """Kin named without "my" ("dad had the surgery"): the speaker's."""
+    if word.lower not in FAMILY or word.dep not in CORE or word.pos not in ("NOUN", "PROPN"):
+        return False
+    return not parsed.kids(word.i, "poss", "det")
 
 
 def _elliptical(word: Word) -> bool:

@@ -56,7 +56,6 @@ def split_clauses(parsed: Parsed, sentence: range) -> list[Clause]:
     root = _root(parsed, sentence)
     heads = _heads(parsed, sentence, root)
     owner = {i: _owning_head(parsed, i, heads) for i in sentence}
-    asked = parsed.words[sentence[-1]].text == "?"
     clauses: dict[int, Clause] = {}
     for head in sorted(heads, key=lambda h: _depth(parsed, h)):
         own = [i for i in sentence if owner[i] == head]
@@ -64,6 +63,7 @@ def split_clauses(parsed: Parsed, sentence: range) -> list[Clause]:
         kept = _trim(parsed, _without_links(parsed, own, head, heads), head)
         link = "ROOT" if head == root else parsed.words[head].dep
         mark, kept = _mark(parsed, head, kept, link)
+        asked = any(parsed.words[i].text == "?" for i in own)  # its own question mark
         question = asked or _inverted(parsed, kept, subject, link)
         parent = None if head == root else _owning_head(parsed, parsed.words[head].head, heads)
         clauses[head] = Clause(head, tuple(kept), subject, shared, link, mark, question, parent)

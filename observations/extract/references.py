@@ -17,7 +17,7 @@ from typing import Literal
 from observations.extract.analysis import Parsed, Word
 from observations.extract.people import Cast, Person
 from observations.extract.topics import name_of, role
-from observations.extract.vocabulary import ROLES, TIME_NOUNS, words
+from observations.extract.vocabulary import FAMILY, ROLES, TIME_NOUNS, words
 
 FIRST = words("i me my mine myself we us our ours ourselves")
 SECOND = words("you your yours yourself yourselves")
@@ -142,7 +142,7 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
         if person is not None:
             kind: Kind = "self" if person.actor_id == speech.speaker.actor_id else "member"
             return Referent(kind, person.name, person)
-    if word.lemma in ROLES and word.pos == "NOUN":
+    if (word.lemma in ROLES and word.pos == "NOUN") or word.lower in FAMILY:
         return _relation(parsed, word, speech)
     titled = [k for k in parsed.kids(word.i) if k.lemma in ROLES and k.i == word.i - 1]
     if word.pos == "PROPN" and titled and parsed.kids(titled[0].i, "poss"):
@@ -169,7 +169,9 @@ def _relation(
 ) -> Referent | None:
     owners = parsed.kids(word.i, "poss")
     if not owners:
-        return None
+        bare = word.lower in FAMILY and not parsed.kids(word.i, "det")
+        return Referent("relation", f"{speech.me.possessive} {word.lower}", speech.speaker,
+                        role(word), None, word.lower) if bare else None  # fmt: skip
     owner = pronoun(owners[0], speech) if is_pronoun(owners[0]) else None
     if owner is None and owners[0].pos == "PROPN":
         owner = named(parsed, owners[0], speech)

@@ -108,7 +108,8 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return _reading(f, "identity", "parent", comp.i, 0.8)
     if comp.pos == "NOUN" and comp.dep == "attr" and _describes(f, comp):
         return _reading(f, "identity", noun_topic(f.parsed, comp.i), comp.i, 0.75)
-    if lemma in ("based", "located", "stuck", "settled") and f.preps("in", of=comp.i):
+    placed = {lemma, comp.lower} & {"based", "located", "stuck", "settled"}
+    if placed and f.preps("in", of=comp.i):
         return _reading(f, "identity", "city", f.preps("in", of=comp.i)[0].i, 0.8)
     return None
 

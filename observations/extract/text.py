@@ -20,7 +20,7 @@ _LEADING_FILLER = re.compile(
     r"^(?:(?:yeah|yes|yep|yup|oh|ooh|well|so|wow|haha+|lol|hey|hi|hello|aww*|ok|okay|"
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
-    r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao)\b[,!.]*\s+)+",
+    r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah)\b[,!.:]*\s+)+",
     re.IGNORECASE,
 )
 _TRAILING_FILLER = re.compile(

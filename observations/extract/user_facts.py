@@ -37,9 +37,13 @@ from observations.extract.ellipsis import restored
 from observations.extract.people import Cast, Person
 from observations.extract.references import Referent, Speech
 from observations.extract.turns import Sentence, Turn
-from observations.extract.vocabulary import UNIQUE_ROLES
+from observations.extract.vocabulary import UNIQUE_ROLES, words
 
 THIRD_PARTY_CONFIDENCE = 0.7
+QUESTION_STARTS = words(
+    """what how why where when who which do does did is are can could would will have has
+    should any anything was"""
+)
 # the kinds whose values the profile orders by time said (materializers.profile)
 PROFILE_KINDS = frozenset(("preference", "identity", "constraint", "skill", "relationship", "goal"))
 IMPORTANCE = {
@@ -67,7 +71,7 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     """Every fact in the users' turns, in session order."""
     cast = Cast(t.event for t in turns)
     pending = [(t, s) for t in turns if t.event.role == "user" for s in t.sentences]
-    pending = [(t, s) for t, s in pending if not s.question]
+    pending = [(t, s) for t, s in pending if not _only_a_question(s)]
     parsed = _with_subjects(analyse([s.text for _, s in pending]), [s for _, s in pending])
     roles: dict[str, str] = {}
     speeches: dict[int, Speech] = {}
@@ -82,6 +86,13 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
         for relation in speech.relations[known:]:
             hits.append(FactHit(turn.event.id, sentence.index, relation_fact(turn, relation)))
     return hits
+
+
+def _only_a_question(sentence: Sentence) -> bool:
+    """A question from its first word on ("what did you…?", "can you…?"): nothing in it
+    to parse for facts; "i make 85k, can i afford it?" is parsed, its first clause a fact."""
+    first = sentence.text.split(maxsplit=1)[0].lower() if sentence.text.split() else ""
+    return sentence.question and first in QUESTION_STARTS
 
 
 def _with_subjects(

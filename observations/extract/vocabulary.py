@@ -86,7 +86,11 @@ OWN_ATTRIBUTES = {
     "diet": ("constraint", "diet"),
     "pronoun": ("identity", "pronouns"),
     "major": ("identity", "education"),
+    "salary": ("identity", "salary"),
+    "income": ("identity", "salary"),
 }
+# kin that chat names without "my" ("dad had the surgery")
+FAMILY = words("mom mum mama dad papa grandma grandpa granny nana hubby")
 GOAL_NOUNS = words("goal dream plan aim ambition hope mission resolution wish")
 FAVORITE = words("favorite favourite preferred fave fav go-to")
 WANT = words("want wanna wan plan hope intend aim aspire dream wish")

@@ -147,6 +147,15 @@ TABLE = [
         [("tom", "constraint:diet:pork", "Tom Okafor avoids pork.", "pork")],
     ),
     (
+        ("tom", "i make 85k, can i afford a 2k/month apartment?"),
+        [("tom", "identity:salary", "Tom Okafor makes 85k.", "85k")],
+    ),
+    (  # kin chat names without "my" is the speaker's
+        ("tom", "Mom loves gardening."),
+        [("tom", "relationship:mother:gardening", "Tom Okafor's mom loves gardening.",
+          "gardening")],
+    ),
+    (
         ("tom", "my friends call me Sam"),
         [("tom", "identity:name", "Tom Okafor's friends call Tom Okafor Sam.", "Sam")],
     ),
