@@ -32,13 +32,24 @@ def restored(parsed: Parsed) -> str | None:
     if first is None:
         return None
     prefix = _SPOKEN.get(first.lower) or _OF_TAG.get(first.tag)
-    if first.lemma in DIETS:
-        prefix = "I'm "  # "pescatarian actually!"
+    if first.lemma in DIETS or _adjectival(parsed, first):
+        prefix = "I'm "  # "pescatarian actually!", "excited for the future"
+    if first.lower == "been" and parsed.kids(first.i, "attr"):
+        return None  # "been a long road": its subject is "it"
     if prefix is None or first.dep in SUBJECTS:
         return None  # "Running is my therapy": a gerund that is the subject
     start = parsed.words[sentence[0]].start
     text = parsed.text[start:]
     return prefix + (text[:1].lower() + text[1:] if not text.startswith("I ") else text)
+
+
+def _adjectival(parsed: Parsed, word: Word) -> bool:
+    """A participle that describes rather than tells ("excited for", "stoked about")."""
+    if word.tag != "VBN" or not word.lower.endswith("ed"):
+        return False
+    if parsed.kids(word.i, "dobj", "dative", "prt"):
+        return False
+    return any(p.lower in ("for", "about", "with", "of") for p in parsed.kids(word.i, "prep"))
 
 
 def _first_verb(parsed: Parsed, sentence: range) -> Word | None:

@@ -1,0 +1,34 @@
+"""Chat's left-out first-person subject is put back before a sentence is read."""
+
+from __future__ import annotations
+
+import pytest
+
+from observations.extract.analysis import analyse
+from observations.extract.ellipsis import restored
+
+
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        (
+            "Went to the park with the kids yesterday!",
+            "I went to the park with the kids yesterday!",
+        ),
+        ("Researching adoption agencies", "I'm researching adoption agencies"),
+        ("Been running longer lately", "I've been running longer lately"),
+        ("Gonna start a pottery class", "I'm gonna start a pottery class"),
+        ("Just got some new shoes", "I just got some new shoes"),
+        ("Excited for the future!", "I'm excited for the future!"),
+        ("pescatarian actually!", "I'm pescatarian actually!"),
+        ("Book me a train please.", None),  # a request keeps its base form
+        ("Running is my therapy.", None),  # the -ing word is the subject
+        ("Been a long road.", None),  # "it has been"
+        ("Sounds great!", None),
+        ("Did you go?", None),
+        ("I went home.", None),
+    ],
+)
+def test_a_sentence_without_its_subject_gets_the_speakers_back(said: str, read: str | None) -> None:
+    (parsed,) = analyse([said])
+    assert restored(parsed) == read
