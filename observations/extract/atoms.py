@@ -78,7 +78,7 @@ def clause_atom(
     if subject is None:
         return None
     about, noun = subject
-    words = _statement_words(parsed, clause)
+    words = _statement_words(parsed, clause, dates)
     replace = voice(parsed, clause, words, speech)
     reading = read(frame_of(parsed, clause, noun)) if replace is not None else None
     if replace is None or reading is None:
@@ -167,10 +167,20 @@ def _owned_complement(
     return None
 
 
-def _statement_words(parsed: Parsed, clause: Clause) -> list[int]:
+def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate]) -> list[int]:
+    """The clause's words, with its subject when it shares one, and without a lead-in set
+    off by a comma that is no date or phrase of place ("edinburgh trip, same deal, I…")."""
     words = set(clause.words)
-    if clause.shared_subject and clause.subject is not None:
+    if clause.subject is None:
+        return sorted(words)
+    if clause.shared_subject:
         words |= set(parsed.subtree(clause.subject))
+    start = parsed.words[clause.subject].left
+    lead = [parsed.words[i] for i in sorted(words) if i < start and parsed.words[i].pos != "PUNCT"]
+    dated = [w for w in lead if any(d.span[0] <= w.start < d.span[1] for d in dates)]
+    commas = any(parsed.words[i].text == "," for i in words if i < start)
+    if lead and commas and lead[0].dep != "prep" and len(dated) < len(lead):
+        words -= set(range(lead[0].i, start))
     return sorted(words)
 
 

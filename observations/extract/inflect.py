@@ -22,6 +22,8 @@ _NOT_BASE = words(
     fell held led paid put set cut hit let quit shut hurt cost slept dealt meant sold fought
     read gotta wanna gonna ought used"""
 )
+# verbs whose past is their base form: a present-tense one still takes -s
+_SAME_PAST = frozenset(("read", "put", "set", "cut", "hit", "let", "quit", "shut", "hurt", "cost"))
 _CLITICS = {"'m": "is", "m": "is", "'re": "is", "re": "is", "'ve": "has", "ve": "has"}
 _CLITICS.update({"'ll": "will", "ll": "will"})
 _BARE_FORMS = {"'ll": "will", "ll": "will", "wo": "will", "ca": "can", "sha": "shall"}
@@ -60,6 +62,8 @@ def agreeing(word: Word) -> str | None:
     if lower == "were":
         return _match_case(word.text, "was")
     if word.tag in ("VBP", "VB") and word.pos in ("VERB", "AUX"):
+        if lower in _SAME_PAST:
+            return _match_case(word.text, lower + "s")  # "I read" now → "reads"
         return _match_case(word.text, third_person(lower))
     return None
 

@@ -78,7 +78,10 @@ def called(f: Frame) -> Reading | None:
 def liking(f: Frame) -> Reading | None:
     """A liking: "I love strong black coffee", "I prefer aisle seats", "I can't stand cilantro"."""
     stand = f.lemma == "stand" and f.modal == "can" and f.negative
-    if (f.lemma not in LIKE | DISLIKE and not stand) or f.past or f.modal not in (None, "can"):
+    always = f.lemma == "want" and f.xcomp() is None and f.kids("dobj")  # "I always want the aisle"
+    if (f.lemma not in LIKE | DISLIKE and not (stand or always)) or f.past:
+        return None
+    if f.modal not in (None, "can"):
         return None
     if f.modal == "can" and not stand:
         return None  # "I can enjoy nature": a possibility, not a liking

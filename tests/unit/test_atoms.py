@@ -155,6 +155,15 @@ TABLE = [
         [("tom", "relationship:mother:gardening", "Tom Okafor's mom loves gardening.",
           "gardening")],
     ),
+    (  # a lead-in set off by commas is no part of the fact; a date is
+        ("tom", "edinburgh trip next week, same deal, i always want the aisle"),
+        [("tom", "preference:aisle", "Tom Okafor always wants the aisle.", "aisle")],
+    ),
+    (
+        ("tom", "In the evenings, I read novels."),
+        [("tom", "experience:read-novel", "In the evenings, Tom Okafor reads novels.",
+          "reads novels")],
+    ),
     (
         ("tom", "my friends call me Sam"),
         [("tom", "identity:name", "Tom Okafor's friends call Tom Okafor Sam.", "Sam")],
