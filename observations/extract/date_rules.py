@@ -88,6 +88,7 @@ _THE = re.compile(r"(?i)\bthe\s+$")
 
 _MOVES_WITH: dict[str, MovesWith] = {"day": "day", "week": "day", "fortnight": "day"}
 _MOVES_WITH.update({"month": "month", "year": "year", "decade": "year"})
+_DAYS_IN = {"week": 7, "fortnight": 14}  # units counted in whole days from the anchor
 
 
 def _library(
@@ -117,12 +118,22 @@ def _as_is(m: re.Match[str], ctx: Context) -> Period | None:
 
 def _ago(m: re.Match[str], ctx: Context) -> Period | None:
     unit = m["unit"].lower()
+    if unit in _DAYS_IN:
+        return _whole_days(-number(m["n"]) * _DAYS_IN[unit], ctx)
     return _library(f"{number(m['n'])} {unit} ago", ctx, moves_with=_MOVES_WITH[unit])
 
 
 def _ahead(m: re.Match[str], ctx: Context) -> Period | None:
     unit = m["unit"].lower()
+    if unit in _DAYS_IN:
+        return _whole_days(number(m["n"]) * _DAYS_IN[unit], ctx)
     return _library(f"in {number(m['n'])} {unit}", ctx, moves_with=_MOVES_WITH[unit])
+
+
+def _whole_days(days: int, ctx: Context) -> Period:
+    """"Two weeks ago" is the day 14 days before the anchor, a day as the dates of a
+    statement are (dateparser would give its week)."""
+    return day_range(ctx.anchor + timedelta(days=days))
 
 
 def _relative_unit(m: re.Match[str], ctx: Context) -> Period | None:
@@ -188,6 +199,26 @@ def _day_of_month(m: re.Match[str], ctx: Context) -> Period | None:
     return _by_tense(f"{day} {MONTH_NAMES[month - 1]}", m, ctx)
 
 
+def _weekday_and_day(m: re.Match[str], ctx: Context) -> Period | None:
+    """ "Friday 26 September": without a year, the occurrence nearest the anchor on that
+    weekday (the weekday names the year; the sentence's tense is often another event's)."""
+    if m["y"]:
+        return _day_of_month(m, ctx)
+    day, month = ordinal(m["d"]), month_number(m["mon"])
+    weekday = WEEKDAY_NAMES.index(weekday_name(m["wd"]))
+    fitting = []
+    for year in (ctx.anchor.year - 1, ctx.anchor.year, ctx.anchor.year + 1):
+        try:
+            candidate = date(year, month, day)
+        except ValueError:  # 29 February of a common year, 31 April
+            continue
+        if candidate.weekday() == weekday:
+            fitting.append(candidate)
+    if not fitting:
+        return _day_of_month(m, ctx)
+    return day_range(min(fitting, key=lambda d: abs((d - ctx.anchor).days)))
+
+
 def _month_then_day(m: re.Match[str], ctx: Context) -> Period | None:
     if m["mon"] == "may" and not m["d"][0].isdigit():  # "you may first want to"
         return None
@@ -243,6 +274,8 @@ RULES: tuple[Rule, ...] = tuple(
         (rf"\b{REL}\s+weekend\b", _relative_weekend, ("weekend",)),
         (rf"\b{REL}\s+{WEEKDAY}\b", _relative_weekday, _RELATIONS),
         (rf"\b(?P<wd>{'|'.join(WEEKDAY_NAMES)})(?!s\b){_PART}\b", _bare_weekday, ("day",)),
+        (rf"\b{WEEKDAY},?\s+(?:the\s+)?(?P<d>{ORD}|\d{{1,2}})\s+(?:of\s+)?{MON}(?:,?\s+{YEAR}\b)?",
+         _weekday_and_day, ("day",)),
         (rf"\b{REL}\s+{SEASON}\b", _relative_season, _SEASONS),
         (rf"\b(?:the\s+)?{SEASON}\s+(?:of\s+)?{YEAR}\b", _season_of_year, _SEASONS),
         (rf"\b(?P<rel>last|this|next)\s+{MON}(?!')", _relative_month, _RELATIONS),

@@ -27,7 +27,9 @@ before the anchor, "next <weekday>" the first one strictly after it, "this <week
 next one from the anchor on (in the past tense: the latest up to the anchor); "last/this/
 next weekend" is the Saturday–Sunday of the previous / current / following week; "last
 <Month>" is the most recent such month strictly before the anchor's month; "in two weeks"
-and "two weeks ago" are the week that day falls in; a month or a year added to a day the
+and "two weeks ago" are the day 14 days after or before the anchor; a weekday beside a date
+without a year ("Friday 26 September") names the year, whatever the sentence's tense (the
+occurrence nearest the anchor on that weekday); a month or a year added to a day the
 target month lacks lands on its last day (29 February 2024 + a year = 28 February 2025);
 seasons are northern-hemisphere (winter = December–February, named by the year it starts
 in). Vague phrases ("recently", "the other day", "a few days ago") are not resolved.

@@ -49,7 +49,7 @@ RESOLUTIONS = [
     ("3 days ago", MONDAY, "2023-05-05", "day", "on 5 May 2023"),
     ("a month ago", MONDAY, "2023-04", "month", "in April 2023"),
     ("a couple of days ago", MONDAY, "2023-05-06", "day", "on 6 May 2023"),
-    ("in two weeks", MONDAY, "2023-05-22/2023-05-28", "week", "in the week of 22 May 2023"),
+    ("in two weeks", MONDAY, "2023-05-22", "day", "on 22 May 2023"),
     ("last year", MONDAY, "2022", "year", "in 2022"),
     ("next year", MONDAY, "2024", "year", "in 2024"),
     ("in 2019", MONDAY, "2019", "year", "in 2019"),
