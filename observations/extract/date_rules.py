@@ -131,7 +131,7 @@ def _ahead(m: re.Match[str], ctx: Context) -> Period | None:
 
 
 def _whole_days(days: int, ctx: Context) -> Period:
-    """"Two weeks ago" is the day 14 days before the anchor, a day as the dates of a
+    """ "Two weeks ago" is the day 14 days before the anchor, a day as the dates of a
     statement are (dateparser would give its week)."""
     return day_range(ctx.anchor + timedelta(days=days))
 
