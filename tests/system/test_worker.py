@@ -68,6 +68,8 @@ def worker_env(db_url: str, redis_url: str, home: Path) -> dict[str, str]:
         MEMLEDGER_DATABASE_URL=db_url,
         MEMLEDGER_REDIS_URL=redis_url,
         MEMLEDGER_EMBEDDER="hash",
+        # above the sample's weakest facts (0.75): the gates have work, counted in metrics
+        MEMLEDGER_MIN_CONFIDENCE="0.8",
         MEMLEDGER_HOME=str(home),
         MEMLEDGER_LOG_LEVEL="info",
         PYTHONUNBUFFERED="1",
