@@ -13,7 +13,7 @@ from __future__ import annotations
 from observations.extract.analysis import Word
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
-from observations.extract.topics import noun_topic, skill_topic, topic_of, verb_noun
+from observations.extract.topics import noun_topic, part, skill_topic, topic_of, verb_noun
 from observations.extract.vocabulary import (
     DIETS,
     FAVORITE,
@@ -87,10 +87,13 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return _reading(f, "constraint", "diet", comp.i, 0.85)
     if lemma == "allergic":
         things = f.preps("to", of=comp.i)
-        if not things:
+        # "allergic to shellfish" is at times parsed as an infinitive ("to" + a verb)
+        misread = [k for k in kids if k.dep == "xcomp" and k.pos == "VERB"]
+        if not things and not misread:
             return None
-        topic = f"allergy:{noun_topic(f.parsed, things[0].i)}"
-        return _reading(f, "constraint", topic, things[0].i, 0.9)
+        thing = things[0] if things else misread[0]
+        topic = f"allergy:{noun_topic(f.parsed, thing.i) if things else part(thing.lower)}"
+        return _reading(f, "constraint", topic, thing.i, 0.9)
     if lemma in STATUS:
         return _reading(f, "identity", "relationship-status", comp.i, 0.85)
     if lemma in GENDER or mods & GENDER:

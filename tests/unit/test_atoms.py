@@ -76,6 +76,13 @@ TABLE = [
         ("maya", "I'm allergic to peanuts, so please keep that in mind for any restaurant ideas."),
         [("maya", "constraint:allergy:peanut", "Maya Chen is allergic to peanuts.", "peanuts")],
     ),
+    (  # "to shellfish" parsed as an infinitive
+        ("maya", "i'm allergic to shellfish"),
+        [
+            ("maya", "constraint:allergy:shellfish", "Maya Chen is allergic to shellfish.",
+             "shellfish"),
+        ],
+    ),
     (
         ("maya", "Actually I now prefer aisle seats on flights, my knee needs the space."),
         [
