@@ -32,6 +32,7 @@ from ops.settings import SERVE_SETTINGS_ENV
 log = structlog.get_logger(__name__)
 CHILD_STOP_SECONDS = 10  # a stopped build process finishes its builds within this, or is killed
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
+IDLE_NICE = 19  # the lowest priority: with it the build process is scheduled as idle
 
 
 @contextmanager
@@ -156,9 +157,14 @@ def build_process(rt: Runtime) -> Iterator[subprocess.Popen[bytes]]:
 
 
 def follow_parent(parent_pid: int, nice: int) -> None:
-    """Make this process a child of ``parent_pid`` that yields the CPU to it (``nice``) and
-    receives SIGTERM when it dies (Linux; elsewhere the parent's exit stops it)."""
+    """Make this process a child of ``parent_pid`` that yields the CPU to it and receives
+    SIGTERM when it dies (Linux; elsewhere the parent's exit stops it). ``nice`` lowers its
+    priority; at ``IDLE_NICE`` it also runs under Linux's SCHED_IDLE policy, so it gets a
+    core only while no other process wants one (a lower weight alone still lets it take
+    whole time slices from requests)."""
     os.nice(nice)
+    if nice == IDLE_NICE and hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

@@ -81,10 +81,11 @@ class Settings(BaseSettings):
     build_max_attempts: int = Field(default=5, gt=0)
     worker_threads: int = Field(default=2, gt=0)
     build_nice: int = Field(
-        default=10,
+        default=19,
         ge=0,
         le=19,
-        description="how much lower the CPU priority of serve's build process is than its API",
+        description="how much lower the CPU priority of serve's build process is than its "
+        "API (19: scheduled as idle, running only on CPU requests leave)",
     )
     recent_window: int = Field(
         default=20, gt=0, le=1000, description="messages per channel kept in Redis for context"

@@ -4,6 +4,7 @@ written after each commit reaches the context bundle."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -125,6 +126,7 @@ def test_serve_builds_in_a_child_process_at_a_lower_priority_that_dies_with_it(
         while builder.nice() == served.process.nice() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert builder.nice() == served.process.nice() + 7
+        assert os.sched_getscheduler(builder.pid) == os.SCHED_OTHER  # idle only at 19
         out = client.post("/v1/events", json={"events": SAMPLE}).json()
         for open_session in {r["session_id"] for r in out["results"]} - {*out["sessions_closed"]}:
             client.post(f"/v1/sessions/{open_session}/close").raise_for_status()
@@ -134,3 +136,16 @@ def test_serve_builds_in_a_child_process_at_a_lower_priority_that_dies_with_it(
         assert _statuses(served_db[0]) == {"built"}
         served.process.kill()  # no chance to stop its child: the child stops itself
         builder.wait(timeout=15)
+
+
+def test_serve_builds_at_idle_priority_by_default(
+    served_db: tuple[str, str], redis: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMLEDGER_EMBEDDER", "hash")
+    with api(served_db, redis, processes=1, workers=True) as (served, _):
+        (builder,) = served.process.children()
+        deadline = time.monotonic() + 30  # it lowers its priority once it has started
+        while os.sched_getscheduler(builder.pid) != os.SCHED_IDLE and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert os.sched_getscheduler(builder.pid) == os.SCHED_IDLE
+        assert builder.nice() == 19
