@@ -14,10 +14,10 @@ from urllib.parse import quote, urlsplit
 from consolidation.jobs import JOBS
 from ledger.db import connect
 from ledger.errors import MemledgerError
+from observations.extract.base import FACT_KINDS
 from ops.eval.probes_checks import Answer, Skill
 from ops.eval.probes_model import Case, Check, ProbeSession
 
-NOT_FACTS = frozenset({"episodic", "session_summary", "agent_experience"})
 _PAGE = 1000
 _POLL = 0.5  # seconds between looks at the builds
 
@@ -164,7 +164,7 @@ class Reader:
         profile = [r["statement"] for r in self.profile(check.user)]
         shown = [p["statement"] for p in bundle["bundle"]["profile"]]
         memories = bundle["bundle"]["memories"]
-        shown += [m["statement"] for m in memories if m["kind"] not in NOT_FACTS]
+        shown += [m["statement"] for m in memories if m["kind"] in FACT_KINDS]
         scope: tuple[str, ...] = ()
         if check.kind == "isolation":
             values = [r["value"] for r in self.profile(check.user)]
@@ -173,7 +173,7 @@ class Reader:
 
     def facts(self, user: str) -> tuple[str, ...]:
         entries = self.entries(user)
-        return tuple(e["memory"] for e in entries if e["metadata"]["kind"] not in NOT_FACTS)
+        return tuple(e["memory"] for e in entries if e["metadata"]["kind"] in FACT_KINDS)
 
     def entries(self, user: str) -> list[dict[str, Any]]:
         if user not in self._entries:
