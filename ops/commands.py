@@ -192,7 +192,7 @@ def run(ctx: Context, file: Path | None) -> None:
         # one build at a time, in session order: entry ids are the same on every fresh run
         with in_process_workers(rt, threads=1) as actor:
             queued = enqueue_pending(rt, actor)
-            waiting = wait_for_builds(rt, timeout=600)
+            waiting = wait_for_builds(rt.conn, timeout=600)
             wait_for_projections(actor, timeout=60)  # none left queued for later
         click.echo(f"\nbuilds queued: {queued}, still waiting: {waiting}\n")
         _print_entries(rt)

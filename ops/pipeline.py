@@ -17,7 +17,7 @@ import dramatiq
 import structlog
 from dramatiq.errors import QueueJoinTimeout
 
-from ledger.db import make_pool
+from ledger.db import Conn, make_pool
 from materializers.runner import ProjectStats, project
 from observations.builder import waiting_builds
 from observations.outbox import HandOver, hand_over
@@ -105,12 +105,13 @@ def enqueue_pending(
     return len(hand_over(rt.conn, lambda sessions: actors.enqueue_builds(actor, sessions), what))
 
 
-def wait_for_builds(rt: Runtime, *, timeout: float) -> int:
-    """Poll until no session waits for a build; returns how many still wait."""
+def wait_for_builds(conn: Conn, *, timeout: float, below: int = 1) -> int:
+    """Poll until fewer than ``below`` sessions wait for a build (by default none); returns
+    how many wait then, or when ``timeout`` seconds have passed."""
     deadline = time.monotonic() + timeout
     while True:
-        waiting = waiting_builds(rt.conn)
-        if waiting == 0 or time.monotonic() > deadline:
+        waiting = waiting_builds(conn)
+        if waiting < below or time.monotonic() > deadline:
             return waiting
         time.sleep(0.2)
 

@@ -8,7 +8,6 @@ backlog would have. The second run's p95 is reported against the first's.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,6 +17,7 @@ from ledger.db import Conn
 from observations.builder import waiting_builds
 from ops.bench.api import ContextFigures, Load, scratch_redis, serving, time_contexts
 from ops.bench.build import load_sessions
+from ops.pipeline import wait_for_builds
 
 BACKLOG_TENANT = "bench-backlog"
 START_SECONDS = 120  # for a server's workers to build their first session
@@ -65,7 +65,9 @@ def run_backlog(
             scratch_redis(redis_url) as scratch,
             serving(db_url, scratch, processes, workers=True) as api,
         ):
-            before = _wait_for_builds(conn, below=start_below)
+            before = wait_for_builds(conn, timeout=START_SECONDS, below=start_below)
+            if before >= start_below:
+                raise click.ClickException(f"no build finished in {START_SECONDS} s")
             figures = time_contexts(Load(api.url, headers, clients), contexts, api.process)
             return figures, before, waiting_builds(conn)
 
@@ -77,13 +79,3 @@ def run_backlog(
             "give a larger --backlog"
         )
     return BacklogFigures(quiet, busy, before, after)
-
-
-def _wait_for_builds(conn: Conn, *, below: int) -> int:
-    """Wait until fewer than ``below`` sessions wait for a build; how many do then."""
-    deadline = time.monotonic() + START_SECONDS
-    while (waiting := waiting_builds(conn)) >= below:
-        if time.monotonic() > deadline:
-            raise click.ClickException(f"no build finished in {START_SECONDS} s")
-        time.sleep(0.2)
-    return waiting
