@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from observations.extract.lexicon import wordset
 
-def words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+words = wordset  # the whitespace-separated words of a text, as a set
 
 
 LIKE = words("love like enjoy adore prefer fancy")
