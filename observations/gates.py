@@ -49,6 +49,7 @@ from observations.extract.base import (
     SessionEvent,
     SessionInput,
 )
+from observations.extract.lexicon import wordset
 from observations.extract.statement_checks import failing_facts
 
 GATES: tuple[str, ...] = (
@@ -66,11 +67,7 @@ DEFAULT_MIN_SUPPORT = 0.5
 DEFAULT_MAX_ITEMS = 200
 
 
-def _wordset(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-FUNCTION_WORDS = _wordset(
+FUNCTION_WORDS = wordset(
     """
     i me my mine myself we us our ours ourselves you your yours yourself yourselves he him
     his himself she her hers herself it its itself they them their theirs themselves
@@ -84,7 +81,7 @@ FUNCTION_WORDS = _wordset(
     always never ever still even now don doesn didn isn wasn aren weren haven hasn hadn
     won wouldn couldn shouldn cannot mustn shan ain"""
 )
-_DATE_WORDS = _wordset(
+_DATE_WORDS = wordset(
     """
     january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday
@@ -93,14 +90,14 @@ _DATE_WORDS = _wordset(
     night early late mid last next ago since until"""
 )
 # Words the heuristic extractor's templates add around what was said.
-_FRAMING_WORDS = _wordset(
+_FRAMING_WORDS = wordset(
     """
     said says say told talked shared photo image picture others user assistant agent
     handled request requested worked working calling call called failed avoid task tool
     succeeded result"""
 )
 _NOT_CLAIMS = _DATE_WORDS | _FRAMING_WORDS
-_PERSONAL_LOWER = _wordset(
+_PERSONAL_LOWER = wordset(
     "me my mine myself we our ours ourselves you your yours yourself yourselves"
 )
 _PERSONAL = frozenset(
@@ -195,11 +192,6 @@ def support(statement: str, sources: Iterable[str], ignore: frozenset[str] = fro
 
 def _share(claimed: set[str], said: set[str]) -> float:
     return len(claimed & said) / len(claimed) if claimed else 1.0
-
-
-def is_empty_statement(statement: str) -> bool:
-    """Empty, or nothing but pronouns and function words."""
-    return all(w in FUNCTION_WORDS for w in tokens(statement))
 
 
 def is_first_or_second_person(statement: str) -> bool:
