@@ -157,10 +157,14 @@ def text_candidates(
     k: int,
     scan: int,
     *,
+    vector: Any,
+    embedder: Embedder,
     known: Sequence[Candidate] = (),
 ) -> list[Candidate]:
     """The ``k`` best full-text matches by BM25; a candidate already in ``known`` (the
-    vector list) is reused rather than fetched again."""
+    vector list) is reused rather than fetched again, and one fetched here comes with its
+    similarity to ``vector`` (an embedding by ``embedder``'s model), as the vector list's
+    do."""
     words = _WORD.findall(text)
     if not words:
         return []
@@ -182,9 +186,16 @@ def text_candidates(
     have = {c.entry_id: c for c in known}
     missing = [i for i in best if i not in have]
     if missing:
-        query = sql.SQL(Q["entries_by_id"]).format(columns=_COLUMNS, scope=scope.where)
+        query = sql.SQL(Q["entries_by_id"]).format(
+            columns=_COLUMNS,
+            scope=scope.where,
+            dim=sql.SQL(str(int(embedder.dim))),
+            model=sql.Literal(embedder.model),
+        )
+        params = {**scope.params, "ids": missing, "query": vector}
         have.update(
-            (r["id"], _candidate(r)) for r in conn.execute(query, {**scope.params, "ids": missing})
+            (r["id"], _candidate(r, similarity=_similarity(r["similarity"])))
+            for r in conn.execute(query, params)
         )
     return [have[i] for i in best if i in have]
 
@@ -194,6 +205,10 @@ def bm25_candidates(candidates: Sequence[Candidate], text: str, k: int) -> list[
     the full-text matches)."""
     ordered = sorted(candidates, key=lambda c: c.entry_id)
     return [ordered[i] for i, _ in bm25_rank([c.statement for c in ordered], text, k)]
+
+
+def _similarity(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _candidate(row: dict[str, Any], *, similarity: float | None = None) -> Candidate:

@@ -52,7 +52,14 @@ SELECT id, canonical_statement
  LIMIT %(scan)s;
 
 -- name: entries_by_id
-SELECT {columns} FROM memory_entries WHERE {scope} AND id = ANY(%(ids)s);
+-- Full-text hits the vector list did not bring, with their similarity to the query vector
+-- (NULL for a row embedded by another model): ranked by its words alone, a hit would
+-- otherwise compete with no similarity at all.
+SELECT {columns},
+       CASE WHEN embedding_model = {model}
+            THEN 1 - (embedding::vector({dim}) <=> %(query)s::vector({dim})) END AS similarity
+  FROM memory_entries
+ WHERE {scope} AND id = ANY(%(ids)s);
 
 -- name: profile_items
 -- The user's profile as the context bundle shows it (the read model, materializers/),

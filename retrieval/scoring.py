@@ -18,7 +18,7 @@ _WORD = re.compile(r"[^\W_]+")
 _DAY = 86_400.0
 
 
-def fuse(vector: Sequence[Candidate], text: Sequence[Candidate], *, k: int = 60) -> list[Candidate]:
+def fuse(vector: Sequence[Candidate], text: Sequence[Candidate], *, k: int = 10) -> list[Candidate]:
     """Merge the vector and full-text lists (each best first) into one, by reciprocal rank.
 
     Ranks are the 1-based positions in each list (an entry repeated in a list keeps its
@@ -91,9 +91,11 @@ def rerank(scored: Iterable[Scored], *, weights: RetrievalWeights, limit: int) -
     Walking the items best first:
     1. Near-duplicates: an item whose statement's token set has a Jaccard similarity
        ≥ `duplicate_threshold` with an item already kept is dropped.
-    2. Coverage: a non-summary item whose source events all lie in a session summary kept
-       above it is multiplied by `coverage_penalty` (explain: `coverage_penalty`,
-       `covered_by`); everything kept is then re-sorted.
+    2. Coverage: an item whose source events were all shown by items kept above it (a
+       session summary that restates them, or entries of the same turns) tells the reader
+       nothing new; it is multiplied by `coverage_penalty` (explain: `coverage_penalty`,
+       `covered_by`: the first kept item that showed its earliest event); everything kept
+       is then re-sorted.
     3. Items scoring below `min_score` are dropped; the first `limit` are returned.
     The walk stops once `limit` unpenalized items above the threshold are kept: nothing
     later can overtake them. Entry ids must be unique (fuse guarantees it).
@@ -128,28 +130,30 @@ class _Kept:
         self.weights = weights
         self.items: list[Scored] = []
         self.tokens: list[frozenset[str]] = []
-        self.summaries: list[tuple[int, frozenset[int]]] = []
+        self.shown: dict[int, int] = {}  # source event id → the first kept item showing it
         self.settled = 0  # kept items no later item can overtake
 
     def offer(self, s: Scored) -> None:
-        """Keep `s` unless it nearly repeats a kept item; penalize it if a summary covers it."""
+        """Keep `s` unless it nearly repeats a kept item; penalize it if the items kept
+        above it already showed all its source events."""
         tokens = normalized_tokens(s.candidate.statement)
         if any(self._near(tokens, other) for other in self.tokens):
             return
         self.tokens.append(tokens)
         c = s.candidate
-        cover = None
-        if c.kind == SESSION_SUMMARY:
-            self.summaries.append((c.entry_id, frozenset(c.source_event_ids)))
-        elif c.source_event_ids:
-            events = set(c.source_event_ids)
-            cover = next((sid for sid, ids in self.summaries if events <= ids), None)
-        if cover is None:
+        events = c.source_event_ids
+        covered = bool(events) and all(e in self.shown for e in events)
+        for e in events:
+            self.shown.setdefault(e, c.entry_id)
+        if not covered:
             self.items.append(s)
             self.settled += 1
         else:
             total = s.score * self.weights.coverage_penalty
-            why = {"coverage_penalty": self.weights.coverage_penalty, "covered_by": cover}
+            why = {
+                "coverage_penalty": self.weights.coverage_penalty,
+                "covered_by": self.shown[min(events)],
+            }
             self.items.append(Scored(c, total, {**s.explain, **why, "score": total}))
 
     def _near(self, a: frozenset[str], b: frozenset[str]) -> bool:

@@ -65,7 +65,16 @@ def search_in_scope(
     k = max(settings.candidates, 2 * limit)
     by_vector, size = vector_list(conn, where, vector, embedder, k, settings)
     if size < settings.text_scope_cap:
-        by_text = text_candidates(conn, where, query, k, settings.text_scan, known=by_vector)
+        by_text = text_candidates(
+            conn,
+            where,
+            query,
+            k,
+            settings.text_scan,
+            vector=vector,
+            embedder=embedder,
+            known=by_vector,
+        )
     else:
         by_text = bm25_candidates(by_vector, query, k)
     fused = fuse(by_vector, by_text, k=settings.weights.rrf_k)

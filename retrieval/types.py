@@ -90,8 +90,11 @@ class RetrievalWeights:
     # of 0 costs 30 % and a value of 1 costs nothing.
     importance_weight: float = 0.3
     confidence_weight: float = 0.3
-    # RRF constant k: each list adds 1/(k + rank) (Cormack et al. 2009 use 60).
-    rrf_k: int = 60
+    # RRF constant k: each list adds 1/(k + rank). Cormack et al. (2009) use 60 to fuse
+    # long lists of documents; here the fused lists are 50 short statements each and the
+    # first few ranks matter most: on the LoCoMo development conversations k = 10 gives
+    # recall@10 0.786 against 0.767 at 60 (k = 5: 0.788, 20: 0.779).
+    rrf_k: int = 10
     # Token-set Jaccard of normalized statements at or above which the lower-scored of two
     # entries is dropped as a near-duplicate.
     duplicate_threshold: float = 0.8

@@ -265,7 +265,9 @@ def test_a_user_and_agent_scope_shows_what_the_agent_learnt_from_that_user_only(
     assert agents and all("tom" not in r["fields"]["source_actor_ids"] for r in agents)
 
 
-def test_full_text_matches_cut_at_the_scan_limit_are_the_newest(conn: Conn) -> None:
+def test_full_text_matches_cut_at_the_scan_limit_are_the_newest_with_their_similarity(
+    conn: Conn,
+) -> None:
     tenant = f"t-{uuid.uuid4().hex[:8]}"
     build_sample(conn, tenant)
     scope = scope_sql(Scope(tenant, "maya"), Filters())
@@ -275,9 +277,15 @@ def test_full_text_matches_cut_at_the_scan_limit_are_the_newest(conn: Conn) -> N
             " AND tsv @@ websearch_to_tsquery('english', 'maya') ORDER BY id"
         ).format(scope=scope.where)
         matching = [r["id"] for r in conn.execute(every, scope.params)]
-        found = text_candidates(conn, scope, "maya", k=50, scan=3)
+        embedder = HashEmbedder()
+        vector = embedder.embed(["maya"])[0]
+        found = text_candidates(conn, scope, "maya", k=50, scan=3, vector=vector, embedder=embedder)
+    every_entry = vector_search(conn, Scope(tenant, "maya"), vector, embedder=embedder, k=1000)
+    nearest = {c.entry_id: c.similarity for c in every_entry}
     assert len(matching) > 3
     assert sorted(c.entry_id for c in found) == matching[-3:]
+    # a hit fetched by its words carries the similarity the vector list would give it
+    assert all(c.similarity == pytest.approx(nearest[c.entry_id]) for c in found)
 
 
 @pytest.mark.parametrize("budget", [60, 150, 400, 1000])

@@ -231,6 +231,17 @@ def test_a_covered_entry_falls_below_an_uncovered_one() -> None:
     assert ids(rerank([covered, other, summary], weights=W, limit=5)) == [1, 3, 2]
 
 
+def test_an_entry_whose_turns_entries_above_it_showed_falls_below_one_with_new_turns() -> None:
+    first = scored(1, 0.9, statement="Maya said she runs.", source_event_ids=(1, 2))
+    second = scored(2, 0.85, statement="Tom asked about races.", source_event_ids=(2, 3))
+    repeat = scored(3, 0.8, statement="Maya runs every morning.", source_event_ids=(1, 3))
+    new = scored(4, 0.6, statement="Maya moved to Lisbon.", source_event_ids=(9,))
+    kept = rerank([first, second, repeat, new], weights=W, limit=5)
+    assert ids(kept) == [1, 2, 4, 3]
+    assert kept[-1].explain["covered_by"] == 1
+    assert kept[-1].score == pytest.approx(0.8 * W.coverage_penalty)
+
+
 def test_rerank_drops_scores_below_the_threshold_then_applies_the_limit() -> None:
     items = [scored(i, s) for i, s in enumerate([0.9, 0.7, 0.5, 0.04, 0.01], 1)]
     assert ids(rerank(items, weights=W, limit=10)) == [1, 2, 3]
