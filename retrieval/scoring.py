@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from retrieval.periods import Period, dated_within
 from retrieval.types import SESSION_SUMMARY, Candidate, RetrievalWeights, Scored
 
 _WORD = re.compile(r"[^\W_]+")
@@ -49,14 +50,21 @@ def _rrf(c: Candidate, k: int) -> float:
 
 
 def score(
-    candidates: Iterable[Candidate], *, now: datetime, weights: RetrievalWeights
+    candidates: Iterable[Candidate],
+    *,
+    now: datetime,
+    weights: RetrievalWeights,
+    periods: Sequence[Period] = (),
 ) -> list[Scored]:
-    """Score every candidate (see RetrievalWeights for the formula), best first."""
-    scored = [_score_one(c, now, weights) for c in candidates]
+    """Score every candidate (see RetrievalWeights for the formula), best first; an entry
+    dated within one of ``periods`` (the ones the query names) gets the period factor."""
+    scored = [_score_one(c, now, weights, periods) for c in candidates]
     return sorted(scored, key=_order)
 
 
-def _score_one(c: Candidate, now: datetime, w: RetrievalWeights) -> Scored:
+def _score_one(
+    c: Candidate, now: datetime, w: RetrievalWeights, periods: Sequence[Period]
+) -> Scored:
     age_days = max(0.0, (now - c.valid_from).total_seconds() / _DAY)
     parts = {
         "similarity": min(1.0, max(0.0, c.similarity or 0.0)),
@@ -75,6 +83,7 @@ def _score_one(c: Candidate, now: datetime, w: RetrievalWeights) -> Scored:
         "confidence_factor": 1 - w.confidence_weight + w.confidence_weight * c.confidence,
         "fresh_factor": 1 + w.fresh_boost * 0.5 ** (age_days * 24 / w.fresh_half_life_hours),
         "type_bonus": w.summary_bonus if c.kind == SESSION_SUMMARY else 1.0,
+        "period_factor": 1 + w.period_boost if dated_within(c, periods) else 1.0,
     }
     total = base * math.prod(factors.values())
     explain = {"age_days": age_days, **parts, "base": base, **factors, "score": total}

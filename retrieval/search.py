@@ -13,6 +13,7 @@ from ledger.db import Conn, tenant_scope
 from ledger.errors import MemledgerError
 from observations.embed import Embedder, contextualize
 from retrieval.candidates import bm25_candidates, scope_sql, text_candidates, vector_list
+from retrieval.periods import query_periods
 from retrieval.scoring import fuse, rerank, score
 from retrieval.types import Candidate, Filters, Scope, Scored, SearchSettings
 
@@ -78,7 +79,8 @@ def search_in_scope(
     else:
         by_text = bm25_candidates(by_vector, query, k)
     fused = fuse(by_vector, by_text, k=settings.weights.rrf_k)
-    ranked = score(fused, now=now, weights=settings.weights)
+    periods = query_periods(query, now)
+    ranked = score(fused, now=now, weights=settings.weights, periods=periods)
     return rerank(ranked, weights=settings.weights, limit=limit)
 
 

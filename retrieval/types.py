@@ -64,6 +64,7 @@ class RetrievalWeights:
 
     score = (similarity·sim + recency·exp(-age/τ) + access·acc + rrf·rrf_norm)
             × importance factor × confidence factor × fresh factor × summary bonus
+            × period factor
     """
 
     # Weights of the base blend. Recency is 0.05: on LoCoMo conversations conv-26, conv-44
@@ -86,6 +87,11 @@ class RetrievalWeights:
     access_saturation: int = 100
     # Type bonus for session summaries.
     summary_bonus: float = 1.25
+    # An entry said within, or about a day within, a period the query names ("in July",
+    # "on 3 July 2023") scores × (1 + period_boost). On the LoCoMo development
+    # conversations (52 of 464 questions name a period) 0.2 gives temporal recall@10
+    # 0.835 against 0.816 without; 0.5 and 1.0 give 0.830.
+    period_boost: float = 0.2
     # Importance and confidence scale the score by (1 - w) + w·value: at w = 0.3 a value
     # of 0 costs 30 % and a value of 1 costs nothing.
     importance_weight: float = 0.3

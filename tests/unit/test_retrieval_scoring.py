@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrieval import Candidate, RetrievalWeights, Scored, fuse, rerank, score
+from retrieval.periods import query_periods
 
 NOW = datetime(2023, 6, 1, 12, 0, tzinfo=UTC)
 W = RetrievalWeights()
@@ -133,6 +134,33 @@ def test_session_summary_gets_the_type_bonus() -> None:
     assert summary.candidate.kind == "session_summary"
     assert summary.score == pytest.approx(fact.score * W.summary_bonus)
     assert summary.explain["type_bonus"] == W.summary_bonus
+
+
+def test_an_entry_said_or_dated_within_the_period_the_query_names_is_boosted() -> None:
+    periods = query_periods("what did maya cook in May?", NOW)
+    assert periods == ((date(2023, 5, 1), date(2023, 5, 31)),)  # asked on 1 June 2023
+    said_in_may = cand(1, valid_from=datetime(2023, 5, 20, tzinfo=UTC))
+    # said in June about a day in May
+    about_may = cand(2, valid_from=NOW - timedelta(hours=1), fields={"valid_at": "2023-05-14"})
+    neither = cand(3, valid_from=datetime(2023, 4, 30, 23, tzinfo=UTC), fields={"valid_at": "x"})
+    got = {
+        s.candidate.entry_id: s
+        for s in score([said_in_may, about_may, neither], now=NOW, weights=W, periods=periods)
+    }
+    unboosted = {
+        s.candidate.entry_id: s
+        for s in score([said_in_may, about_may, neither], now=NOW, weights=W)
+    }
+    for entry_id in (1, 2):
+        assert got[entry_id].explain["period_factor"] == 1 + W.period_boost
+        assert got[entry_id].score == pytest.approx(
+            unboosted[entry_id].score * (1 + W.period_boost)
+        )
+    assert got[3].explain["period_factor"] == 1.0 and got[3].score == unboosted[3].score
+
+
+def test_a_query_naming_no_period_boosts_nothing() -> None:
+    assert query_periods("what does maya like to cook?", NOW) == ()
 
 
 def test_access_is_log_scaled_and_saturates() -> None:
