@@ -19,12 +19,14 @@ from observations.extract.vocabulary import (
     FAVORITE,
     GENDER,
     GOAL_NOUNS,
+    JOBS,
     JUDGEMENTS,
     KEEN,
     OCCUPATIONS,
     ORIENTATION,
     OWN_ATTRIBUTES,
     ROLES,
+    SETTINGS,
     SKILLED,
     STATUS,
 )
@@ -77,6 +79,19 @@ def copula(f: Frame) -> Reading | None:
         return _reading(f, "identity", "city", places[0].i, 0.75)  # "we're in Bologna now"
     for thing in f.preps("into"):
         return _reading(f, "preference", topic_of(f.parsed, thing.i), thing.i, 0.75)
+    return _workplace(f)
+
+
+def _workplace(f: Frame) -> Reading | None:
+    """ "I switched jobs, I'm at Brightline now": "at" a name, in a sentence about a job,
+    is an employer; not a place one is at ("at the gym", "at home", "at work")."""
+    jobs = any(w.lemma in JOBS or w.lemma in ("employer", "hire") for w in f.parsed.words)
+    if not jobs or f.negative:
+        return None
+    for found in f.preps("at"):
+        bare = not f.kids("det", "poss", of=found.i) and found.pos in ("PROPN", "NOUN")
+        if bare and found.lemma not in SETTINGS and found.tag not in ("NNS", "NNPS"):
+            return _reading(f, "identity", "employer", found.i, 0.75)
     return None
 
 
@@ -106,6 +121,10 @@ def _state(f: Frame, comp: Word) -> Reading | None:
     if lemma == "old" and number:
         return _reading(f, "identity", "age", number[0].i, 0.9)
     if comp.pos == "NOUN" and lemma in OCCUPATIONS and comp.dep == "attr":
+        for employer in f.preps("at", "for", of=comp.i) if lemma != "student" else ():
+            # "I'm a nurse at St. Jude's": bound to its workplace, the fact ends when the
+            # employer changes ("I'm at Brightline now"), so it is keyed by the employer
+            return _reading(f, "identity", "employer", employer.i, 0.8)
         return _reading(f, "identity", "occupation", comp.i, 0.8)
     if lemma in ("mother", "father", "mom", "dad", "parent") and comp.dep == "attr":
         return _reading(f, "identity", "parent", comp.i, 0.8)

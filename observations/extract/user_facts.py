@@ -34,6 +34,7 @@ from observations.extract.atoms import Atom, sentence_atoms
 from observations.extract.base import Extracted
 from observations.extract.dates import ResolvedDate
 from observations.extract.ellipsis import restored
+from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
 from observations.extract.references import Referent, Speech
 from observations.extract.turns import Sentence, Turn
@@ -85,6 +86,8 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
             hits.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
         for relation in speech.relations[known:]:
             hits.append(FactHit(turn.event.id, sentence.index, relation_fact(turn, relation)))
+        for said in passing_facts(view, speech):
+            hits.append(FactHit(turn.event.id, sentence.index, passing_fact(turn, said)))
     return hits
 
 
@@ -156,6 +159,29 @@ def relation_fact(turn: Turn, relation: Referent) -> Extracted:
         fields={"predicate": "be", "object": name, "polarity": "positive",
                 "topic": relation.role, "speaker": turn.speaker, "persons": [name]},
     )  # fmt: skip
+
+
+def passing_fact(turn: Turn, said: Passing) -> Extracted:
+    """A fact said in a phrase (:mod:`.passing`): "my place in gaia" → "… lives in Gaia."."""
+    fields: dict[str, Any] = {"predicate": said.predicate, "object": said.value,
+                              "polarity": "positive", "topic": said.topic,
+                              "speaker": turn.speaker}  # fmt: skip
+    if said.said_by is not None:
+        fields["said_by"] = said.said_by
+    if said.topic in ("city", "origin"):
+        fields["location"] = said.value
+    return Extracted(
+        kind=said.kind,
+        key=f"{said.kind}:{said.topic}",
+        owner_type="user",
+        owner_id=said.owner.actor_id,
+        statement=said.statement,
+        confidence=said.confidence,
+        importance=IMPORTANCE[said.kind],
+        source_event_ids=(turn.event.id,),
+        valid_from=turn.event.occurred_at,
+        fields=fields,
+    )
 
 
 def _kind_and_key(atom: Atom) -> tuple[str, str]:

@@ -32,6 +32,11 @@ OCCUPATIONS = words(
     sailor"""
 )
 JOBS = words("job position role gig career post")
+# where one is rather than whom one works for ("I'm at home now", "at the gym")
+SETTINGS = words(
+    """home work school uni college office gym church class lunch dinner breakfast brunch
+    practice rest peace ease war sea camp bed"""
+)
 VEHICLES = words("car truck van suv motorbike motorcycle scooter jeep pickup ebike e-bike")
 ROLES = words(
     """sister brother sibling mom mum mother mama dad father papa parent wife husband hubby

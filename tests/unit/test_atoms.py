@@ -256,3 +256,49 @@ def test_dates_in_a_statement_are_absolute_and_kept_in_fields() -> None:
     assert item.fields["event_time"] == "2025-09-07"
     assert (item.fields["valid_at"], item.fields["precision"]) == ("2025-09-07", "day")
     assert item.valid_from == datetime(2025, 9, 7, tzinfo=UTC)
+
+
+def _passes_checks(found: Sequence[Extracted]) -> bool:
+    return all(f == () for f in statement_failures([of_item(f) for f in found]))
+
+
+def test_a_job_at_a_workplace_is_keyed_by_the_employer_so_a_new_one_supersedes_it() -> None:
+    (old,) = facts([("tom", "I'm a nurse at St. Jude's.")])
+    assert (old.key, old.fields["object"]) == ("identity:employer", "St. Jude's")
+    assert old.statement == "Tom Okafor is a nurse at St. Jude's."
+    (student,) = facts([("tom", "I'm a student at Leeds.")])
+    assert student.key == "identity:occupation"
+    found = facts([("tom", "i switched jobs, im at brightline now")], START + timedelta(days=40))
+    (new,) = [f for f in found if f.key == "identity:employer"]
+    assert new.fields["object"] == "brightline" and _passes_checks(found)
+    (change,) = plan_supersede([_entry(1, old), _entry(2, new)])
+    assert (change.old, change.new) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "i switched jobs, im at home now",  # a setting, not a workplace
+        "im at brightline now",  # no job in the sentence
+        "new job is great, I'm at the gym a lot more",  # an article: a place one is at
+    ],
+)
+def test_being_at_a_place_is_no_employer(said: str) -> None:
+    assert all(f.key != "identity:employer" for f in facts([("tom", said)]))
+
+
+def test_a_home_said_in_passing_is_the_city_one_lives_in() -> None:
+    found = facts([("maya", "reunion is 16 aug at my place in gaia")])
+    (home,) = [f for f in found if f.key == "identity:city"]
+    assert (home.owner_id, home.statement) == ("maya", "Maya Chen lives in Gaia.")
+    assert home.fields["location"] == "Gaia" and _passes_checks(found)
+    for said in ("i lost my place in line", "my place in the world is here", "her flat in Porto"):
+        assert all(f.key != "identity:city" for f in facts([("maya", said)]))
+
+
+def test_a_first_week_at_a_named_workplace_is_a_new_employer() -> None:
+    found = facts([("maya", "first week at kaiser oakland done!!! day shifts")])
+    (job,) = [f for f in found if f.key == "identity:employer"]
+    assert job.statement == "Maya Chen started at Kaiser Oakland." and _passes_checks(found)
+    for said in ("first day at school done!!", "first week at work was ok", "last week at Kaiser"):
+        assert all(f.key != "identity:employer" for f in facts([("maya", said)]))

@@ -163,3 +163,12 @@ def test_a_friends_later_claim_does_not_displace_what_the_subject_said_in_the_se
     assert [(f.owner_id, f.key, f.fields["object"]) for f in found] == [
         ("tom", "identity:employer", "Google")
     ]
+
+
+def test_congratulations_on_a_new_job_are_the_member_congratulated_s_employer() -> None:
+    found = facts([("tom", "hi"), ("maya", "omg congrats @tom on the new job at spotify!!!")])
+    (job,) = [f for f in found if f.key == "identity:employer"]
+    assert (job.owner_id, job.statement) == ("tom", "Tom Okafor got a new job at Spotify.")
+    assert job.fields["said_by"] == "maya" and job.confidence <= 0.7
+    to_the_assistant = facts([("atlas", "Hi!"), ("maya", "congrats on the new job at spotify")])
+    assert all(f.key != "identity:employer" for f in to_the_assistant)

@@ -1,0 +1,133 @@
+"""Facts said in passing, in a phrase rather than a clause about the person.
+
+Chat often says where someone lives or works in a phrase of a sentence about something
+else, where no clause has the person as its subject:
+
+* a home: "reunion is 16 aug at my place in gaia" → "Teresa Nunes lives in Gaia."
+  (``identity:city``); "my place in line", "our house in the woods" say no town;
+* a first stretch at a workplace: "first week at kaiser oakland done!!!" → "Dani Ortiz
+  started at Kaiser Oakland." (``identity:employer``); not "first day at school";
+* congratulations on a new job: "congrats @tariq on the new job at spotify!!!" → "Tariq
+  Aziz got a new job at Spotify." (``identity:employer`` of the member congratulated,
+  said by the speaker, so a friend's claim as any other).
+
+Each is one fact of its own beside the clauses' facts (:mod:`.user_facts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from observations.extract.analysis import Parsed, Word
+from observations.extract.people import Person
+from observations.extract.references import Speech
+from observations.extract.vocabulary import ABSTRACT, JOBS, SETTINGS, TIME_NOUNS, words
+
+HOMES = words("place house flat apartment apt home condo")
+STARTS = words("day week month shift")
+CONGRATS = words("congrats congratulations congratz grats")
+# what follows "my place in" that is no town ("my place in line", "in the queue")
+_NOT_TOWNS = ABSTRACT | TIME_NOUNS | words("line queue history order team society family")
+
+
+@dataclass(frozen=True, slots=True)
+class Passing:
+    """A fact read off a phrase: whose it is, its key's kind and topic, and its words."""
+
+    owner: Person
+    kind: str
+    topic: str
+    value: str
+    statement: str
+    predicate: str
+    confidence: float
+    said_by: str | None = None  # the speaker, when the fact is another member's
+
+
+def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
+    """The facts the phrases of one parsed sentence say in passing."""
+    me = speech.speaker
+    for word in parsed.words:
+        if word.lemma in HOMES and _mine(parsed, word):
+            town = _named_place(parsed, word, "in", _NOT_TOWNS)
+            if town is not None:
+                yield Passing(me, "identity", "city", town, f"{me.name} lives in {town}.",
+                              "live", 0.75)  # fmt: skip
+        elif word.lemma in STARTS and _first(parsed, word) and _mine(parsed, word, bare=True):
+            work = _named_place(parsed, word, "at", SETTINGS, proper=True)
+            if work is not None:
+                yield Passing(me, "identity", "employer", work, f"{me.name} started at {work}.",
+                              "start", 0.75)  # fmt: skip
+        elif word.lower in CONGRATS:
+            found = _new_job(parsed, word, speech)
+            if found is not None:
+                yield found
+
+
+def _mine(parsed: Parsed, word: Word, bare: bool = False) -> bool:
+    """ "my place", "our flat" (or, with ``bare``, no owner at all: "first week at…")."""
+    owners = parsed.kids(word.i, "poss")
+    if not owners:
+        return bare and not parsed.kids(word.i, "det")
+    return owners[0].lower in ("my", "our")
+
+
+def _first(parsed: Parsed, word: Word) -> bool:
+    return any(k.lower in ("first", "1st") for k in parsed.kids(word.i, "amod"))
+
+
+def _named_place(
+    parsed: Parsed, word: Word, preposition: str, excluded: frozenset[str], proper: bool = False
+) -> str | None:
+    """The name after ``word``'s preposition ("in gaia", "at kaiser oakland"): no article
+    or owner, one thing (no plural), not a common word of ``excluded``; a proper noun only
+    when ``proper``."""
+    for prep in parsed.kids(word.i, "prep"):
+        if prep.lower != preposition:
+            continue
+        for name in parsed.kids(prep.i, "pobj"):
+            if parsed.kids(name.i, "det", "poss", "nummod") or name.tag in ("NNS", "NNPS"):
+                continue
+            allowed = ("PROPN",) if proper else ("PROPN", "NOUN")
+            if name.pos not in allowed or name.lemma in excluded or name.lower in excluded:
+                continue
+            return _title(parsed, name)
+    return None
+
+
+def _title(parsed: Parsed, name: Word) -> str:
+    """The name's words (with its compounds), capitalised when chat wrote them in lower case."""
+    parts = [parsed.words[i] for i in range(name.left, name.i + 1)]
+    text = "".join(w.text + (" " if w.space else "") for w in parts).strip()
+    return " ".join(p[:1].upper() + p[1:] for p in text.split()) if text.islower() else text
+
+
+def _new_job(parsed: Parsed, word: Word, speech: Speech) -> Passing | None:
+    """ "congrats @tariq on the new job at spotify": the member congratulated — the turn's
+    addressee — got a job there."""
+    member = speech.you()
+    if member is None or member.person is None:
+        return None
+    for job in _objects_of(parsed, word, "on"):
+        if job.lemma not in JOBS:
+            continue
+        for prep in parsed.kids(job.i, "prep"):
+            if prep.lower not in ("at", "with"):
+                continue
+            for place in parsed.kids(prep.i, "pobj"):
+                if place.pos in ("PROPN", "NOUN") and not parsed.kids(place.i, "det", "poss"):
+                    name, person = _title(parsed, place), member.person
+                    return Passing(person, "identity", "employer", name,
+                                   f"{person.name} got a new job at {name}.", "get", 0.7,
+                                   speech.speaker.actor_id)  # fmt: skip
+    return None
+
+
+def _objects_of(parsed: Parsed, word: Word, preposition: str) -> list[Word]:
+    """The objects of ``preposition`` after ``word`` in its phrase ("congrats … on X")."""
+    found = []
+    for prep in parsed.words[word.i + 1 :]:
+        if prep.lower == preposition and prep.dep == "prep":
+            found += parsed.kids(prep.i, "pobj")
+    return found
