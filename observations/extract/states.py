@@ -19,6 +19,7 @@ from observations.extract.vocabulary import (
     FAVORITE,
     GENDER,
     GOAL_NOUNS,
+    HABITUAL,
     JOBS,
     JUDGEMENTS,
     KEEN,
@@ -29,6 +30,8 @@ from observations.extract.vocabulary import (
     SETTINGS,
     SKILLED,
     STATUS,
+    TIME_NOUNS,
+    WEEKDAYS,
 )
 
 
@@ -79,7 +82,26 @@ def copula(f: Frame) -> Reading | None:
         return _reading(f, "identity", "city", places[0].i, 0.75)  # "we're in Bologna now"
     for thing in f.preps("into"):
         return _reading(f, "preference", topic_of(f.parsed, thing.i), thing.i, 0.75)
-    return _workplace(f)
+    return _habit(f) or _workplace(f)
+
+
+def _habit(f: Frame) -> Reading | None:
+    """Where one is, time and again: "I'm at the gym at 5am every day", "we're at church
+    every Sunday" (an experience keyed by the place); not once ("I'm at the gym")."""
+    places = [p for p in f.preps("at") if p.pos == "NOUN" and f.kids("det", "poss", of=p.i)]
+    if not places or f.negative or f.past or not _recurring(f):
+        return None
+    return _reading(f, "experience", f"at-{noun_topic(f.parsed, places[0].i)}", places[0].i, 0.7)
+
+
+def _recurring(f: Frame) -> bool:
+    """A phrase of recurrence on the clause: "every day", "each morning", "daily"."""
+    for word in f.kids("npadvmod", "advmod"):
+        if word.lower in HABITUAL:
+            return True
+        if (word.lemma in TIME_NOUNS or word.lower in WEEKDAYS) and f.kids("det", of=word.i):
+            return f.kids("det", of=word.i)[0].lower in ("every", "each")
+    return False
 
 
 def _workplace(f: Frame) -> Reading | None:

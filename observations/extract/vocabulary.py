@@ -143,3 +143,6 @@ TIME_NOUNS = words(
     """day week weekend month year morning afternoon evening night time summer winter spring
     autumn fall season moment point"""
 )
+# what says that something happens again and again ("daily", "every Sunday")
+HABITUAL = words("daily nightly weekly weekdays weeknights weekends mornings evenings")
+WEEKDAYS = words("monday tuesday wednesday thursday friday saturday sunday")

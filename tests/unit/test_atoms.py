@@ -302,3 +302,13 @@ def test_a_first_week_at_a_named_workplace_is_a_new_employer() -> None:
     assert job.statement == "Maya Chen started at Kaiser Oakland." and _passes_checks(found)
     for said in ("first day at school done!!", "first week at work was ok", "last week at Kaiser"):
         assert all(f.key != "identity:employer" for f in facts([("maya", said)]))
+
+
+def test_being_at_a_place_time_and_again_is_a_habit_and_once_is_nothing() -> None:
+    (gym,) = facts([("maya", "ugh opposite, i'm at the gym at 5am every day")])
+    assert (gym.kind, gym.key) == ("experience", "experience:at-gym")
+    assert gym.statement == "Maya Chen is at the gym at 5am every day." and _passes_checks([gym])
+    (church,) = facts([("tom", "we're at the church every Sunday")])
+    assert church.key == "experience:at-church"
+    for said in ("i'm at the gym", "I'm at the gym this Sunday", "I was at the gym every day"):
+        assert all(f.kind != "experience" for f in facts([("maya", said)]))
