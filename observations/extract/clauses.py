@@ -191,7 +191,8 @@ def _trim(parsed: Parsed, own: list[int], head: int) -> list[int]:
 
 
 def _tail(parsed: Parsed, own: list[int], head: int) -> int:
-    """Where the clause's words stop: at an inner "!" or "?", a verbless "so …", or a
+    """Where the clause's words stop: at an inner "!" or "?", a verbless "so …" (or words
+    after one that another clause took: "allergic to cats remember so no pets"), or a
     noun phrase hung on the head after a comma ("I can't do spicy food, my stomach")."""
     for n, i in enumerate(own):
         word = parsed.words[i]
@@ -199,12 +200,16 @@ def _tail(parsed: Parsed, own: list[int], head: int) -> int:
             continue
         if word.text in ("!", "?") and n < len(own) - 1:
             return n
-        if word.lower == "so" and word.dep in ("advmod", "prep", "cc", "mark", "dep"):
-            return n
+        if _so(word) or any(_so(parsed.words[j]) for j in range(own[n - 1] + 1, i)):
+            return n  # a "so" of its own, or of a clause between ("…cats remember so no pets")
         after = parsed.words[own[n + 1]] if n + 1 < len(own) else None
         if word.text == "," and after is not None and _aside(parsed, after, own[-1]):
             return n
     return len(own)
+
+
+def _so(word: Word) -> bool:
+    return word.lower == "so" and word.dep in ("advmod", "prep", "cc", "mark", "dep")
 
 
 def _aside(parsed: Parsed, word: Word, last: int) -> bool:

@@ -312,3 +312,9 @@ def test_being_at_a_place_time_and_again_is_a_habit_and_once_is_nothing() -> Non
     assert church.key == "experience:at-church"
     for said in ("i'm at the gym", "I'm at the gym this Sunday", "I was at the gym every day"):
         assert all(f.kind != "experience" for f in facts([("maya", said)]))
+
+
+def test_a_clause_stops_at_a_so_another_clause_took_from_between_its_words() -> None:
+    found = facts([("tom", "hi"), ("maya", "tom is allergic to cats remember so no pets")])
+    (allergy,) = [f for f in found if f.key == "constraint:allergy:cat"]
+    assert allergy.statement == "Tom Okafor is allergic to cats." and _passes_checks(found)
