@@ -37,13 +37,20 @@ def _said(turn: Turn, sentences: Sequence[Sentence]) -> str:
     return " ".join(parts)
 
 
+def _answered(prompt: Turn) -> list[Sentence]:
+    """What of the prompt a reply answers: its questions, else its last sentence."""
+    questions = [s for s in prompt.sentences if s.question]
+    return questions or list(prompt.sentences[-1:])
+
+
 def _statement(turn: Turn, sentences: list[Sentence], prompt: Turn | None) -> str:
     when = day_label(turn.event.occurred_at.date())
     if prompt is not None:
-        asked = "asked" if any(s.question for s in prompt.sentences) else "said to"
+        answered = _answered(prompt)
+        asked = "asked" if any(s.question for s in answered) else "said to"
         return (
             f"On {when}, {prompt.speaker} {asked} {turn.speaker}: "
-            f"{_said(prompt, prompt.sentences)} {turn.speaker} replied: {_said(turn, sentences)}"
+            f"{_said(prompt, answered)} {turn.speaker} replied: {_said(turn, sentences)}"
         )
     said = f"said to {turn.addressee}" if turn.addressee else "said"
     return f"On {when}, {turn.speaker} {said}: {_said(turn, sentences)}"

@@ -230,6 +230,26 @@ def test_substantive_turn_without_facts_becomes_episodic_restatement() -> None:
     assert item.source_event_ids == (100, 101)  # the reply and the question it answers
 
 
+def test_a_reply_restates_only_what_it_answers_of_the_turn_before() -> None:
+    lines = [
+        ("caroline", "That's great! Loving the support. Anything you're excited for next?"),
+        ("melanie", "The pottery class I signed up for starts next week, I can't wait."),
+        ("caroline", "Nice. I went to a support group yesterday. It was powerful."),
+        ("melanie", "My sister found great courage and real friends in a support group."),
+    ]
+    items = extract(lines)
+    asked = only(items, "episodic:101")
+    assert asked.statement.startswith(
+        "On 8 May 2023, Caroline asked Melanie: Anything Melanie is excited for next? "
+        "Melanie replied: "
+    )  # the question, not the greeting before it
+    told = only(items, "episodic:103")
+    assert told.statement.startswith(
+        "On 8 May 2023, Caroline said to Melanie: It was powerful. Melanie replied: "
+    )  # no question: the last sentence
+    assert asked.source_event_ids == (100, 101) and told.source_event_ids == (102, 103)
+
+
 def test_turn_that_follows_its_own_speaker_is_restated_alone() -> None:
     lines = [
         ("melanie", "Guess what."),
