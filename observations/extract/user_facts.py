@@ -32,6 +32,7 @@ from typing import Any
 from observations.extract.analysis import Parsed, analyse
 from observations.extract.atoms import Atom, sentence_atoms
 from observations.extract.base import Extracted
+from observations.extract.corrections import Correction, corrected, correction, corrects
 from observations.extract.dates import ResolvedDate
 from observations.extract.ellipsis import restored
 from observations.extract.passing import Passing, passing_facts
@@ -76,12 +77,15 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     parsed = _with_subjects(analyse([s.text for _, s in pending]), [s for _, s in pending])
     roles: dict[str, str] = {}
     speeches: dict[int, Speech] = {}
-    hits = []
+    hits: list[FactHit] = []
     for (turn, sentence), (view, dates) in zip(pending, parsed, strict=True):
         speech = speeches.get(turn.event.id)
         if speech is None:
             speech = speeches[turn.event.id] = _speech(cast, turn, roles)
         known = len(speech.relations)
+        answer = correction(view) if turn.event.role == "user" else None
+        if answer is not None:
+            _put_right(hits, turn, sentence, answer)
         for atom in sentence_atoms(view, dates, speech):
             hits.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
         for relation in speech.relations[known:]:
@@ -89,6 +93,24 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
         for said in passing_facts(view, speech):
             hits.append(FactHit(turn.event.id, sentence.index, passing_fact(turn, said)))
     return hits
+
+
+def _put_right(hits: list[FactHit], turn: Turn, sentence: Sentence, said: Correction) -> None:
+    """ "its dogs not cats", from the member a friend's claim is about: the latest such
+    claim whose value it names is replaced by the member's corrected fact
+    (:mod:`.corrections`)."""
+    member = turn.event.actor_id
+    for n in range(len(hits) - 1, -1, -1):
+        claim = hits[n].item
+        by = claim.fields.get("said_by")
+        if claim.owner_id != member or by in (None, member) or hits[n].event_id == turn.event.id:
+            continue
+        if corrects(claim, said):
+            right = corrected(claim, said, turn.event.id, turn.event.occurred_at)
+            if right is not None:
+                del hits[n]
+                hits.append(FactHit(turn.event.id, sentence.index, right))
+            return
 
 
 def _only_a_question(sentence: Sentence) -> bool:

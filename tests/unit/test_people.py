@@ -11,6 +11,7 @@ import pytest
 from observations.extract.base import FACT_KINDS, Extracted, SessionEvent, SessionInput
 from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.people import Cast, addressees
+from observations.extract.user_facts import THIRD_PARTY_CONFIDENCE
 
 START = datetime(2025, 9, 8, 9, 0, tzinfo=UTC)
 NAMES = {
@@ -172,3 +173,39 @@ def test_congratulations_on_a_new_job_are_the_member_congratulated_s_employer() 
     assert job.fields["said_by"] == "maya" and job.confidence <= 0.7
     to_the_assistant = facts([("atlas", "Hi!"), ("maya", "congrats on the new job at spotify")])
     assert all(f.key != "identity:employer" for f in to_the_assistant)
+
+
+def test_a_member_who_corrects_a_friends_claim_about_them_puts_it_right() -> None:
+    found = facts(
+        [
+            ("tom", "hi"),
+            ("maya", "ok airbnb for the trip. tom is allergic to cats remember so no pets"),
+            ("tom", "its dogs not cats maya 😂 cats are fine"),
+        ]
+    )
+    (allergy,) = [f for f in found if f.kind == "constraint"]
+    assert (allergy.owner_id, allergy.key) == ("tom", "constraint:allergy:dog")
+    assert allergy.statement == "Tom Okafor is allergic to dogs."
+    assert "said_by" not in allergy.fields and allergy.confidence > THIRD_PARTY_CONFIDENCE
+    assert allergy.source_event_ids == (101, 102)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "its dogs not mine",  # "not" something the claim did not say
+        "its cold, not warm in here",
+    ],
+)
+def test_an_answer_that_names_not_what_the_claim_said_corrects_nothing(answer: str) -> None:
+    found = facts([("tom", "hi"), ("maya", "tom is allergic to cats"), ("tom", answer)])
+    (allergy,) = [f for f in found if f.kind == "constraint"]
+    assert allergy.key == "constraint:allergy:cat" and allergy.fields["said_by"] == "maya"
+
+
+def test_only_the_member_a_claim_is_about_corrects_it() -> None:
+    found = facts(
+        [("tom", "hi"), ("maya", "tom is allergic to cats"), ("tomas", "its dogs not cats")]
+    )
+    (allergy,) = [f for f in found if f.kind == "constraint"]
+    assert allergy.key == "constraint:allergy:cat" and allergy.owner_id == "tom"
