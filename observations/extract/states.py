@@ -107,7 +107,10 @@ def _recurring(f: Frame) -> bool:
 def _workplace(f: Frame) -> Reading | None:
     """ "I switched jobs, I'm at Brightline now": "at" a name, in a sentence about a job,
     is an employer; not a place one is at ("at the gym", "at home", "at work")."""
-    jobs = any(w.lemma in JOBS or w.lemma in ("employer", "hire") for w in f.parsed.words)
+    jobs = any(
+        (w.lemma in JOBS or w.lemma in ("employer", "hire")) and w.dep != "compound"
+        for w in f.parsed.words
+    )  # not "a job interview", "the job fair"
     if not jobs or f.negative:
         return None
     for found in f.preps("at"):

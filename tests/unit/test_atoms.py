@@ -281,6 +281,7 @@ def test_a_job_at_a_workplace_is_keyed_by_the_employer_so_a_new_one_supersedes_i
         "i switched jobs, im at home now",  # a setting, not a workplace
         "im at brightline now",  # no job in the sentence
         "new job is great, I'm at the gym a lot more",  # an article: a place one is at
+        "I'm at Google for a job interview",  # a job interview is no job
     ],
 )
 def test_being_at_a_place_is_no_employer(said: str) -> None:
