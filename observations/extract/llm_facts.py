@@ -7,7 +7,16 @@ A fact is dropped (and counted under the reason) when it cites no turn
 about a user rests on that user's own words, so a chat cannot put words in someone
 else's memory, and an assistant's or a stranger's statement is nobody's memory. Keys are
 normalised to the heuristic extractor's scheme, ``<kind>:<topic>`` in lower case
-(``event:<iso date>:<topic>`` for dated events).
+(``event:<iso date>:<topic>`` for dated events), a single-valued attribute under the
+heuristic's own key whatever the model called it ("identity:company" is
+``identity:employer``), so a new value supersedes the old one from either extractor.
+
+The statement goes through the heuristic's post-processing too, in case the model left
+what it was told to resolve: first person written as the owner's name, relative dates
+made absolute against the time of the latest turn it cites. A dated fact carries the
+same date fields as the heuristic's (``event_time`` with its granularity, ``valid_at``,
+``precision``). What is still wrong after that (a second-person pronoun, a doubled name…)
+is the quality gates' to refuse, as for any extractor.
 """
 
 from __future__ import annotations
@@ -21,8 +30,11 @@ from typing import Any
 
 from ledger.events import check_strings
 from observations.extract.base import Extracted
+from observations.extract.dates import rewrite_dates
 from observations.extract.llm_prompt import NumberedTurn
 from observations.extract.llm_schema import LLMFact
+from observations.extract.rewrite import rewrite_persons
+from observations.extract.vocabulary import OWN_ATTRIBUTES
 
 _ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
@@ -53,12 +65,26 @@ def iso_date(value: str | None) -> tuple[str, date] | None:
         return None
 
 
+# what a model may call an attribute the heuristic keys as one of its own
+_ATTRIBUTE_KEYS = {
+    **{topic: key for topic, key in OWN_ATTRIBUTES.items() if topic != "job"},
+    "workplace": ("identity", "employer"),
+    "city": ("identity", "city"),
+    "home": ("identity", "city"),
+    "residence": ("identity", "city"),
+    "location": ("identity", "city"),
+}
+
+
 def fact_key(fact: LLMFact) -> str:
     parts = [slugify(p) for p in fact.key.split(":")]
     parts = [p for p in parts if p]
     if parts and parts[0] == fact.kind:
         parts = parts[1:]
     parts = parts[:MAX_KEY_PARTS]
+    own = _ATTRIBUTE_KEYS.get(parts[0]) if len(parts) == 1 else None
+    if own is not None and own[0] == fact.kind:
+        return ":".join(own)
     if not parts:
         parts = [slugify(fact.topic or "") or slugify(" ".join(fact.statement.split()[1:4]))]
     when = iso_date(fact.event_time)
@@ -91,12 +117,19 @@ def _valid_from(fact: LLMFact, cited: Sequence[NumberedTurn]) -> datetime:
     return min(said, datetime.combine(when[1], time(), tzinfo=UTC))  # as the heuristic
 
 
+_PRECISION = {4: "year", 7: "month", 10: "day"}  # by the length of an ISO date
+
+
 def _fields(fact: LLMFact, cited: Sequence[NumberedTurn], model: str) -> dict[str, Any]:
     when = iso_date(fact.event_time)
+    precision = _PRECISION[len(when[0])] if when else None
     fields: dict[str, Any] = {
         "speaker": fact.speaker or None,
         "topic": fact.topic,
         "event_time": when[0] if when else None,
+        "event_time_granularity": precision,
+        "valid_at": when[1].isoformat() if when else None,
+        "precision": precision,
         "persons": [p for p in fact.persons if p] or None,
         "location": fact.location,
         "source_turns": [t.number for t in cited],
@@ -106,18 +139,23 @@ def _fields(fact: LLMFact, cited: Sequence[NumberedTurn], model: str) -> dict[st
     return {name: value for name, value in fields.items() if value}
 
 
-def _statement(text: str) -> str:
+def _statement(text: str, owner: str, cited: Sequence[NumberedTurn]) -> str:
+    """The model's statement with first person as the owner's name and relative dates made
+    absolute against the latest turn it cites."""
     text = " ".join(text.split())
+    anchor = max(t.event.occurred_at for t in cited)
+    text, _ = rewrite_dates(rewrite_persons(text, owner, None), anchor)
     return text if text[-1:] in ".!?…" else text + "."
 
 
 def _item(fact: LLMFact, cited: list[NumberedTurn], owner: str, model: str) -> Extracted:
+    name = next(t.event.speaker for t in cited if t.event.actor_id == owner)
     return Extracted(
         kind=fact.kind,
         key=fact_key(fact),
         owner_type="user",
         owner_id=owner,
-        statement=_statement(fact.statement),
+        statement=_statement(fact.statement, name, cited),
         confidence=fact.confidence,
         importance=fact.importance,
         source_event_ids=tuple(sorted({t.event.id for t in cited})),

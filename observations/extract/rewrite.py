@@ -15,7 +15,7 @@ from datetime import datetime
 from observations.extract.dates import ResolvedDate, rewrite_dates
 from observations.extract.inflect import IRREGULAR
 from observations.extract.inflect import third_person as inflected
-from observations.extract.lexicon import ADVERBS, NOT_BASE_VERBS
+from observations.extract.lexicon import ADVERBS, NOT_BASE_VERBS, wordset
 
 _HAD_AFTER = frozenset({"been", "better", "gone", "done", "had", "seen", "never", "already"})
 _SUBJECT_CONTEXT = re.compile(
@@ -44,11 +44,16 @@ _AGREEMENT = re.compile(
 )
 
 
+# verbs that end like an adverb ("I fly" is "Maya flies", "I really" stays "Maya really")
+_LY_VERBS = wordset("fly apply rely reply supply comply imply multiply ally bully rally tally")
+
+
 def third_person(verb: str) -> str:
     """The third-person singular of a base verb: "love" → "loves", "try" → "tries"; a
     word that is no base verb ("went", "can", "and") stays."""
     lower = verb.lower().replace("’", "'")
-    if lower.endswith("ly") or (lower in NOT_BASE_VERBS and lower not in IRREGULAR):
+    adverb = lower.endswith("ly") and lower not in _LY_VERBS
+    if adverb or (lower in NOT_BASE_VERBS and lower not in IRREGULAR):
         return verb  # an adverb ("really"), a modal or a past form
     return inflected(verb)
 

@@ -33,6 +33,7 @@ ANCHOR = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         ),
         ("I try, I watch, I fix.", "Caroline tries, Caroline watches, Caroline fixes."),
         ("I wanna help.", "Caroline wants to help."),
+        ("When I fly, I rely on tea.", "When Caroline flies, Caroline relies on tea."),
     ],
 )
 def test_rewrites_first_and_second_person_into_names(said: str, rewritten: str) -> None:
@@ -62,6 +63,9 @@ def test_render_rewrites_dates_and_pronouns_together() -> None:
         ("have", "has"),
         ("miss", "misses"),
         ("need", "needs"),
+        ("fly", "flies"),
+        ("apply", "applies"),
+        ("really", "really"),
     ],
 )
 def test_third_person_of_base_verbs(verb: str, third: str) -> None:
