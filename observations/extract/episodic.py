@@ -26,8 +26,22 @@ from observations.extract.turns import Sentence, Turn
 MIN_CONTENT_WORDS = 4
 
 
+def _introduction(sentence: Sentence) -> bool:
+    """Whether the sentence only gives the speaker's own name ("I'm Maya": once the first
+    person is the speaker's name, "Maya Chen is Maya." says nothing)."""
+    own = sentence.speaker.casefold().split()
+    said = sentence.rendered.casefold().rstrip(".!").split()
+    n = len(own)
+    return (
+        said[:n] == own
+        and said[n : n + 1] == ["is"]
+        and 0 < len(said[n + 1 :]) <= n
+        and (set(said[n + 1 :]) <= set(own))
+    )
+
+
 def _substantive(turn: Turn) -> list[Sentence]:
-    return [s for s in turn.sentences if s.words]
+    return [s for s in turn.sentences if s.words and not _introduction(s)]
 
 
 def _said(turn: Turn, sentences: Sequence[Sentence]) -> str:

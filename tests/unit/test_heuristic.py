@@ -250,6 +250,17 @@ def test_a_reply_restates_only_what_it_answers_of_the_turn_before() -> None:
     assert asked.source_event_ids == (100, 101) and told.source_event_ids == (102, 103)
 
 
+def test_the_speaker_giving_their_own_name_is_not_restated() -> None:
+    [item] = [
+        i
+        for i in extract([("maya", "Hi, I'm Maya. I work as a nurse at St. Mary's in Lisbon.")])
+        if i.kind == EPISODIC
+    ]
+    assert item.statement == (
+        "On 8 May 2023, maya said: maya works as a nurse at St. Mary's in Lisbon."
+    )  # not "maya is maya."
+
+
 def test_turn_that_follows_its_own_speaker_is_restated_alone() -> None:
     lines = [
         ("melanie", "Guess what."),
