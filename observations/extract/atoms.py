@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from observations.extract.analysis import Parsed, Word
-from observations.extract.clauses import SUBJECTS, Clause, split_clauses
+from observations.extract.clauses import SUBJECTS, Clause, framed_clauses, split_clauses
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Reading, frame_of
 from observations.extract.inflect import agreeing
@@ -63,9 +63,11 @@ def sentence_atoms(parsed: Parsed, dates: Sequence[ResolvedDate], speech: Speech
     for sentence in parsed.sentences:
         for clause in split_clauses(parsed, sentence):
             _note(parsed, clause, speech)
-            atom = clause_atom(parsed, clause, dates, speech)
-            if atom is not None:
-                atoms.append(atom)
+            asked = clause.question or clause.mark in _CONDITIONS
+            for own in (clause, *([] if asked else framed_clauses(parsed, clause))):
+                atom = clause_atom(parsed, own, dates, speech)
+                if atom is not None:
+                    atoms.append(atom)
     return atoms
 
 

@@ -14,7 +14,7 @@ interjections, discourse fillers at the start ("actually", "so", "by the way"),
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from observations.extract.analysis import Parsed, Word
 from observations.extract.vocabulary import COGNITION, words
@@ -32,6 +32,8 @@ _WH = ("WP", "WRB", "WDT", "WP$")
 # verbs whose clausal complement is a statement of its own ("I think I'm moving")
 _REPORTING = COGNITION | words("say tell mention admit explain announce promise hear learn")
 _FRAMING = words("when whenever before after until till while once if unless where")
+# framing words after which a past clause tells what happened ("after we went camping")
+_PAST_FRAMES = words("when before after until till once while")
 _ASIDES = (("by", "the", "way"), ("to", "be", "honest"), ("for", "real"), ("in", "fact"))
 
 
@@ -49,11 +51,12 @@ class Clause:
     parent: int | None  # the head of the clause it hangs on
 
 
-def split_clauses(parsed: Parsed, sentence: range) -> list[Clause]:
-    """The clauses of one sentence of ``parsed``, in the order of their heads."""
+def split_clauses(parsed: Parsed, sentence: range, root: int | None = None) -> list[Clause]:
+    """The clauses of one sentence of ``parsed`` (or of the phrase headed by ``root``), in
+    the order of their heads."""
     if not sentence:
         return []
-    root = _root(parsed, sentence)
+    root = _root(parsed, sentence) if root is None else root
     heads = _heads(parsed, sentence, root)
     owner = {i: _owning_head(parsed, i, heads) for i in sentence}
     clauses: dict[int, Clause] = {}
@@ -68,6 +71,35 @@ def split_clauses(parsed: Parsed, sentence: range) -> list[Clause]:
         parent = None if head == root else _owning_head(parsed, parsed.words[head].head, heads)
         clauses[head] = Clause(head, tuple(kept), subject, shared, link, mark, question, parent)
     return [clauses[h] for h in sorted(clauses)]
+
+
+def framed_clauses(parsed: Parsed, clause: Clause) -> list[Clause]:
+    """The past clauses framing ``clause`` in time, each as a clause of its own without its
+    framing word: "I had a quiet weekend after we went camping" → "we went camping"; "she
+    gave it to me when I was young" → "I was young". Not a condition or a habit ("if I
+    went", "whenever I fly", "before I turn forty": not past), nor one inside another
+    framed clause (it stays in its own)."""
+    found = []
+    for i in clause.words:
+        word = parsed.words[i]
+        if word.dep != "advcl" or word.head not in clause.words or not _framing(parsed, word):
+            continue
+        marks = [k for k in parsed.kids(i, "mark", "advmod") if k.i < i and k.lower in _FRAMING]
+        if any(m.lower not in _PAST_FRAMES for m in marks) or not _past(parsed, word):
+            continue
+        span = range(word.left, word.right + 1)
+        for own in split_clauses(parsed, span, root=i):
+            if own.head == i:
+                kept = tuple(j for j in own.words if j not in {m.i for m in marks})
+                own = replace(own, words=kept, link="advcl", mark=None, parent=clause.head)
+            found.append(own)
+    return found
+
+
+def _past(parsed: Parsed, verb: Word) -> bool:
+    """A clause told in the past: "went", "was", "had left", "was making"."""
+    finite = [verb, *parsed.kids(verb.i, "aux", "auxpass")]
+    return any(v.tag == "VBD" for v in finite) and not any(v.tag == "MD" for v in finite)
 
 
 def _root(parsed: Parsed, sentence: range) -> int:

@@ -149,6 +149,11 @@ def _relative_weekend(m: re.Match[str], ctx: Context) -> Period:
     return weekend_range(ctx.anchor + timedelta(days=7 * step))
 
 
+def _weekends_ago(m: re.Match[str], ctx: Context) -> Period:
+    """ "Two weekends ago": the weekend two before the anchor's last one."""
+    return weekend_range(ctx.anchor - timedelta(days=7 * number(m["n"])))
+
+
 def _relative_weekday(m: re.Match[str], ctx: Context) -> Period | None:
     rel, name = relation(m["rel"]), weekday_name(m["wd"])
     if rel == "this" and ctx.tense_of(m) == "past":
@@ -272,6 +277,7 @@ RULES: tuple[Rule, ...] = tuple(
         (rf"\b{NUM}\s+{_UNIT}\s+from\s+now\b", _ahead, ("now",)),
         (rf"\b{REL}\s+(?P<unit>week|month|year)\b", _relative_unit, _RELATIONS),
         (rf"\b{REL}\s+weekend\b", _relative_weekend, ("weekend",)),
+        (rf"\b{NUM}\s+weekends\s+ago\b", _weekends_ago, ("weekend",)),
         (rf"\b{REL}\s+{WEEKDAY}\b", _relative_weekday, _RELATIONS),
         (rf"\b(?P<wd>{'|'.join(WEEKDAY_NAMES)})(?!s\b){_PART}\b", _bare_weekday, ("day",)),
         (rf"\b{WEEKDAY},?\s+(?:the\s+)?(?P<d>{ORD}|\d{{1,2}})\s+(?:of\s+)?{MON}(?:,?\s+{YEAR}\b)?",

@@ -11,6 +11,10 @@ else, where no clause has the person as its subject:
   Aziz got a new job at Spotify." (``identity:employer`` of the member congratulated,
   said by the speaker, so a friend's claim as any other).
 
+* a home country or town named beside it: "a gift from my grandma in my home country,
+  Sweden" → "Caroline's home country is Sweden." (``identity:origin``); also "Austin, my
+  hometown"; not "my home, Sweden" or "my country, …" without "home"/"native".
+
 Each is one fact of its own beside the clauses' facts (:mod:`.user_facts`).
 """
 
@@ -24,6 +28,8 @@ from observations.extract.people import Person
 from observations.extract.references import Speech
 from observations.extract.vocabulary import ABSTRACT, JOBS, SETTINGS, TIME_NOUNS, words
 
+HOMELANDS = words("hometown homeland")
+_HOMELAND_PARTS = words("country town city island")
 HOMES = words("place house flat apartment apt home condo")
 STARTS = words("day week month shift")
 CONGRATS = words("congrats congratulations congratz grats")
@@ -59,6 +65,13 @@ def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
             if work is not None:
                 yield Passing(me, "identity", "employer", work, f"{me.name} started at {work}.",
                               "start", 0.75)  # fmt: skip
+        elif _homeland(parsed, word) and _mine(parsed, word):
+            name = _apposed_name(parsed, word)
+            if name is not None:
+                called = " ".join(parsed.words[i].lower for i in range(word.left, word.i + 1)
+                                  if parsed.words[i].dep != "poss")  # fmt: skip
+                yield Passing(me, "identity", "origin", name, f"{me.name}'s {called} is {name}.",
+                              "be", 0.75)  # fmt: skip
         elif word.lower in CONGRATS:
             found = _new_job(parsed, word, speech)
             if found is not None:
@@ -71,6 +84,33 @@ def _mine(parsed: Parsed, word: Word, bare: bool = False) -> bool:
     if not owners:
         return bare and not parsed.kids(word.i, "det")
     return owners[0].lower in ("my", "our")
+
+
+def _homeland(parsed: Parsed, word: Word) -> bool:
+    """ "hometown", "home country", "native country"; not "my country", "my town"."""
+    if word.pos != "NOUN":
+        return False
+    if word.lower in HOMELANDS:
+        return not parsed.kids(word.i, "amod", "compound")
+    mods = parsed.kids(word.i, "amod", "compound")
+    return (
+        word.lower in _HOMELAND_PARTS
+        and len(mods) == 1
+        and mods[0].lower in ("home", "native")
+        and mods[0].i == word.i - 1
+    )
+
+
+def _apposed_name(parsed: Parsed, word: Word) -> str | None:
+    """The bare proper name set beside ``word`` by a comma: "my home country, Sweden",
+    "Austin, my hometown"."""
+    beside = [k for k in parsed.kids(word.i, "appos")]
+    if word.dep == "appos":
+        beside.append(parsed.words[word.head])
+    for name in beside:
+        if name.pos == "PROPN" and not parsed.kids(name.i, "det", "poss") and name.tag == "NNP":
+            return _title(parsed, name)
+    return None
 
 
 def _first(parsed: Parsed, word: Word) -> bool:

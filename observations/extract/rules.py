@@ -29,6 +29,7 @@ from observations.extract.states import attribute, copula, naming, status
 from observations.extract.topics import (
     activity_topic,
     concrete,
+    first_object,
     noun_topic,
     role,
     skill_topic,
@@ -216,6 +217,20 @@ def goal(f: Frame) -> Reading | None:
     return _reading(f, "goal", verb_noun(f.parsed, action.i), action.i, 0.75)
 
 
+def searching(f: Frame) -> Reading | None:
+    """A search under way: "I'm still looking into counseling jobs", "we've been looking
+    for a bigger place"; not one over ("I was looking for my keys"), nor "looking at"."""
+    if f.lemma != "look" or f.head.tag != "VBG" or f.past or f.negative or f.modal is not None:
+        return None
+    things = [w.i for w in f.preps("into", "for") if w.pos in ("NOUN", "PROPN")]
+    found = first_object(f.parsed, f.head.i)
+    if found not in things or f.parsed.words[found].lemma == "while":
+        return None  # "looking for a while"
+    if not concrete(f.parsed, f.head.i):
+        return None
+    return _reading(f, "experience", verb_noun(f.parsed, f.head.i), None, 0.7)
+
+
 def action(f: Frame) -> Reading | None:
     """Any other action of the person with an object: an experience ("I tried sushi")."""
     if f.head.pos != "VERB" or f.lemma in _NOT_ACTIONS or f.modal not in (None, "will"):
@@ -245,6 +260,7 @@ RULES: tuple[Rule, ...] = (
     kin,
     skill,
     constraint,
+    searching,
     action,
 )
 

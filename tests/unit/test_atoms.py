@@ -319,3 +319,50 @@ def test_a_clause_stops_at_a_so_another_clause_took_from_between_its_words() -> 
     found = facts([("tom", "hi"), ("maya", "tom is allergic to cats remember so no pets")])
     (allergy,) = [f for f in found if f.key == "constraint:allergy:cat"]
     assert allergy.statement == "Tom Okafor is allergic to cats." and _passes_checks(found)
+
+
+def test_a_past_clause_framing_another_in_time_is_a_fact_of_its_own() -> None:
+    said = "I had a quiet weekend after we went camping with my family two weekends ago"
+    (camping,) = found = facts([("maya", said)])
+    assert camping.key == "event:2025-08-30/2025-08-31:go-camping"
+    assert camping.statement == (
+        "Maya Chen went camping with Maya Chen's family on the weekend of 30-31 August 2025."
+    )
+    (center,) = facts([("tom", "I painted this after I visited the community center.")])
+    assert center.statement == "Tom Okafor visited the community center." and _passes_checks(found)
+    for said in (
+        "I always stretch before I go running",  # not past: a habit
+        "if I went hiking after I finished work, I'd be tired",  # a condition
+        "did you go out after you finished the exam?",  # a question
+        "I'll call you when I get home",
+    ):
+        assert facts([("maya", said)]) == []
+
+
+def test_a_search_under_way_is_an_experience() -> None:
+    (jobs,) = facts([("maya", "I'm still looking into counseling and mental health jobs.")])
+    assert (jobs.key, jobs.statement) == (
+        "experience:look-counseling",
+        "Maya Chen is still looking into counseling and mental health jobs.",
+    )
+    (flat,) = facts([("tom", "we've been looking for a bigger apartment")])
+    assert flat.statement == "Tom Okafor has been looking for a bigger apartment."
+    for said in (
+        "I was looking for my keys all morning",  # over
+        "I'm looking forward to the trip",
+        "I'm looking at flights",
+        "I'm not looking for a new job",
+        "I'm looking for a while",
+    ):
+        assert facts([("maya", said)]) == []
+
+
+def test_a_home_country_named_beside_it_is_where_one_comes_from() -> None:
+    found = facts([("maya", "it's a gift from my grandma in my home country, Sweden")])
+    (origin,) = [f for f in found if f.key == "identity:origin"]
+    assert origin.statement == "Maya Chen's home country is Sweden." and _passes_checks(found)
+    (town,) = [f for f in facts([("tom", "I miss Austin, my hometown.")]) if f.kind == "identity"]
+    assert town.statement == "Tom Okafor's hometown is Austin."
+    for said in ("I love my country, Canada.", "I went back to my home, Denver, for a week.",
+                 "Tom visited his home country, Italy."):  # fmt: skip
+        assert all(f.key != "identity:origin" for f in facts([("maya", said)]))

@@ -68,6 +68,8 @@ TABLE = [
     ("next weekend", NYE, "the weekend of 10-11 January 2026", "2026-01-10/2026-01-11", "weekend"),
     ("this weekend", NYE, "the weekend of 3-4 January 2026", "2026-01-03/2026-01-04", "weekend"),
     ("last weekend", NYE, "the weekend of 27-28 December 2025", "2025-12-27/2025-12-28", "weekend"),
+    ("two weekends ago", NYE, "the weekend of 20-21 December 2025", "2025-12-20/2025-12-21",
+     "weekend"),
     ("a month ago", NYE, "November 2025", "2025-11", "month"),
     ("two years ago", NYE, "2023", "2023", "year"),
     ("in March 2026", NYE, "March 2026", "2026-03", "month"),
