@@ -2,10 +2,12 @@
 the queue.
 
 Closing a session and putting it in the outbox are one write (``build_queued_at`` is
-NULL), in the transaction that closes it. Handing builds over claims them and sends their
-messages in one transaction of its own: a send that fails (the queue is down) rolls the
-claims back, so nothing closed is ever forgotten, and a session already handed over is not
-sent again until its message may have been lost (``stale_before``).
+NULL), in the transaction that closes it. Handing builds over claims them (committed
+first: a worker that takes a message at once finds the session free, not locked by the
+claim) and then sends their messages: a send that fails (the queue is down) takes the
+claims back, so nothing closed is ever forgotten, and a session already handed over is
+not sent again until its message may have been lost (``stale_before``; a process that
+dies between the claim and the send leaves exactly such a claim).
 
 A send raises :class:`QueueUnavailable` while the queue cannot take messages: callers that
 hand over in the background (the sweep, the API's drain) leave the builds waiting then.
@@ -43,9 +45,9 @@ class HandOver:
 
 
 def hand_over(conn: Conn, send: Send, what: HandOver) -> list[tuple[str, int]]:
-    """Claim the builds due and ``send`` them, oldest first, in one transaction: if ``send``
-    raises, the claims are rolled back and the sessions stay in the outbox. Runs as the
-    owner role (across tenants unless ``what.tenant_id``); returns what was handed over."""
+    """Claim the builds due, then ``send`` them, oldest first: if ``send`` raises, the
+    claims are taken back and the sessions stay in the outbox. Runs as the owner role
+    (across tenants unless ``what.tenant_id``); returns what was handed over."""
     params = {
         "now": what.now,
         "max_attempts": what.max_attempts,
@@ -57,7 +59,13 @@ def hand_over(conn: Conn, send: Send, what: HandOver) -> list[tuple[str, int]]:
     }
     with conn.transaction():
         rows = conn.execute(Q["claim_builds"], params).fetchall()
-        due = sorted(((r["tenant_id"], int(r["id"])) for r in rows), key=lambda s: s[1])
-        if due:
+    due = sorted(((r["tenant_id"], int(r["id"])) for r in rows), key=lambda s: s[1])
+    if due:
+        try:
             send(due)
+        except BaseException:
+            claims = {"tenants": [t for t, _ in due], "ids": [i for _, i in due], "now": what.now}
+            with conn.transaction():
+                conn.execute(Q["unclaim_builds"], claims)
+            raise
     return due

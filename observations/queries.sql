@@ -287,6 +287,12 @@ SELECT owner_type, owner_id, count(*) AS entries, max(updated_at) AS updated_at
  GROUP BY owner_type, owner_id
  ORDER BY owner_type, owner_id;
 
+-- name: unclaim_builds
+-- Claims whose messages could not be sent go back to the outbox (this hand-over's only).
+UPDATE memory_sessions m SET build_queued_at = NULL
+  FROM unnest(%(tenants)s::text[], %(ids)s::bigint[]) AS c(tenant_id, id)
+ WHERE m.tenant_id = c.tenant_id AND m.id = c.id AND m.build_queued_at = %(now)s;
+
 -- name: claim_builds
 -- The builds to hand to the queue now, marked as handed over (the caller sends their
 -- messages before this transaction commits, so a send that fails leaves them waiting):

@@ -369,6 +369,28 @@ def test_builds_the_queue_refused_stay_in_the_outbox(conn: Conn) -> None:
     assert stats["queued"] == 3 and queued == [(tenant, sid) for sid in backlog]
 
 
+def test_a_session_handed_over_is_free_to_build_while_its_message_is_sent(
+    fresh_db_url: str,
+) -> None:
+    """A worker may take a message before the hand-over returns: the claim is committed by
+    then, so the session is not locked (a locked one is skipped as busy and retried later,
+    and a run's sessions would be built out of order)."""
+    config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
+    tenant = new_tenant()
+    outcomes = []
+    with connect(fresh_db_url, autocommit=True) as conn, connect(fresh_db_url) as worker:
+
+        def send(sessions: Sequence[tuple[str, int]]) -> None:
+            for t, session_id in sessions:
+                with worker.transaction():
+                    outcomes.append(build_session(worker, t, session_id, config, now=NOW).status)
+
+        with conn.transaction():
+            closed_backlog(conn, tenant, 2)
+        run(conn, "sweep", tenant, config=ConsolidationConfig(enqueue=send))
+    assert outcomes == ["built", "built"]
+
+
 def test_a_failed_build_is_handed_over_again_once_its_backoff_passed(conn: Conn) -> None:
     tenant = new_tenant()
     [session_id, *_] = closed_backlog(conn, tenant, 1)
