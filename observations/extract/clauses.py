@@ -20,6 +20,7 @@ from observations.extract.analysis import Parsed, Word
 from observations.extract.vocabulary import COGNITION, words
 
 SUBJECTS = ("nsubj", "nsubjpass", "csubj")
+GO = words("go goes went gone going")  # "went" as an auxiliary has the lemma "went"
 _SPLIT = ("conj", "advcl", "ccomp", "parataxis", "dep")
 _VERBAL = ("VERB", "AUX")
 _FILLERS = words(
@@ -157,6 +158,8 @@ def _owning_head(parsed: Parsed, i: int, heads: set[int]) -> int:
 
 def _subject(parsed: Parsed, head: int, done: dict[int, Clause]) -> tuple[int | None, bool]:
     own = parsed.kids(head, *SUBJECTS)
+    for aux in parsed.kids(head, "aux"):  # "my girlfriend and I went fishing", "went" an aux
+        own = own or (parsed.kids(aux.i, *SUBJECTS) if aux.lower in GO else [])
     if own:
         return own[0].i, False
     word = parsed.words[head]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from observations.extract.clauses import GO
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
 from observations.extract.states import attribute, copula, naming, status
@@ -238,10 +239,38 @@ def action(f: Frame) -> Reading | None:
     if f.subject_noun is not None or (f.head.tag == "VB" and f.modal is None and not f.kids("aux")):
         return None  # "my experience brought me…", or no tense
     topic = verb_noun(f.parsed, f.head.i)
+    if "-" not in topic:
+        topic = _outing(f) or topic
     if "-" not in topic or not concrete(f.parsed, f.head.i):
         return None
     kind = "goal" if f.modal == "will" else "experience"
     return _reading(f, kind, topic, None, 0.7)
+
+
+def _outing(f: Frame) -> str | None:
+    """ "went fishing", "we're going camping": ``go-<activity>``, the activity being the fact
+    (also when the parse makes "went" an auxiliary of "fishing")."""
+    if f.head.tag == "VBG" and any(a.lower in GO for a in f.kids("aux")):
+        return f"go-{activity_topic(f.parsed, f.head.i)}"
+    if f.lemma != "go" or f.kids("dobj"):
+        return None
+    done = [k for k in f.kids("xcomp") if k.tag == "VBG" and k.pos == "VERB"]
+    return f"go-{activity_topic(f.parsed, done[0].i)}" if done else None
+
+
+def off_to(f: Frame) -> Reading | None:
+    """ "I'm off to go swimming with the kids": on one's way to an activity."""
+    if f.lemma != "be" or f.negative or f.modal is not None or f.past:
+        return None
+    if not any(k.lower == "off" for k in f.kids("advmod")):
+        return None
+    go = f.xcomp()
+    if go is None or go.lemma != "go" or f.kids("dobj", of=go.i):
+        return None
+    done = [k for k in f.kids("xcomp", of=go.i) if k.tag == "VBG" and k.pos == "VERB"]
+    if not done:
+        return None
+    return _reading(f, "experience", f"go-{activity_topic(f.parsed, done[0].i)}", None, 0.7)
 
 
 RULES: tuple[Rule, ...] = (
@@ -261,6 +290,7 @@ RULES: tuple[Rule, ...] = (
     skill,
     constraint,
     searching,
+    off_to,
     action,
 )
 

@@ -142,6 +142,8 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return _reading(f, "identity", "orientation", comp.i, 0.85)
     if lemma in SKILLED or lemma in KEEN or lemma == "fan":
         return _keen(f, comp.i, lemma)
+    if lemma == "interested" and _interest_held(f):
+        return _keen(f, comp.i, lemma)  # "I'm interested in photography"
     number = [k for k in f.parsed.words[comp.left : comp.i] if k.tag == "CD"]
     if lemma == "old" and number:
         return _reading(f, "identity", "age", number[0].i, 0.9)
@@ -168,6 +170,15 @@ def _describes(f: Frame, comp: Word) -> bool:
     if any(k.dep == "poss" for k in kids) or comp.lemma in JUDGEMENTS or f.negative:
         return False
     return any(k.dep in ("amod", "compound") and k.lemma not in JUDGEMENTS for k in kids)
+
+
+def _interest_held(f: Frame) -> bool:
+    """An interest one has, or another had ("my mom was interested in art"); not one the
+    speaker had once ("I was interested in buying it"), nor one maybe ("I'd be…")."""
+    if f.modal is not None or f.negative:
+        return False
+    subject = f.parsed.words[f.clause.subject] if f.clause.subject is not None else None
+    return not (f.past and subject is not None and subject.lower in ("i", "we"))
 
 
 def _keen(f: Frame, comp: int, lemma: str) -> Reading | None:

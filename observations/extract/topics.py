@@ -25,6 +25,7 @@ from observations.extract.vocabulary import (
 
 _PART = 32  # characters of one key part at most
 _NOT_WORD = re.compile(r"[^\w]+")
+QUANTITIES = frozenset(("lot", "lots", "bunch", "couple", "ton", "tons", "plenty", "number"))
 _OBJECTS = ("dobj", "pobj", "attr", "xcomp")
 
 
@@ -129,13 +130,23 @@ def concrete(parsed: Parsed, verb: int) -> bool:
     return word.pos == "NOUN" and not vague and not light
 
 
+def _counted(parsed: Parsed, verb: int, word: Word) -> Word:
+    """What a quantity done counts: "visited a lot of delicious cafes" → "cafes"; else the
+    word (and for what one has: "has a lot of significance" says no more than "has")."""
+    if word.lemma not in QUANTITIES or parsed.words[verb].lemma in ("have", "get", "be"):
+        return word
+    of = [p for p in parsed.kids(word.i, "prep") if p.lower == "of"]
+    counted = [o for p in of for o in parsed.kids(p.i, "pobj")]
+    return counted[0] if counted else word
+
+
 def first_object(parsed: Parsed, verb: int) -> int | None:
     """The first object-like word of a verb: its object or complement, a verb it governs
     ("want to learn to sail" → ``learn``), else a prepositional object that is no time."""
     for dep in ("dobj", "attr", "acomp", "oprd", "dative", "xcomp", "ccomp"):
         found = [
             w
-            for w in parsed.kids(verb, dep)
+            for w in [_counted(parsed, verb, w) for w in parsed.kids(verb, dep)]
             if w.pos != "PRON"
             and w.lemma not in VAGUE
             and not parsed.kids(w.i, "nsubj", "nsubjpass")

@@ -366,3 +366,48 @@ def test_a_home_country_named_beside_it_is_where_one_comes_from() -> None:
     for said in ("I love my country, Canada.", "I went back to my home, Denver, for a week.",
                  "Tom visited his home country, Italy."):  # fmt: skip
         assert all(f.key != "identity:origin" for f in facts([("maya", said)]))
+
+
+def test_going_out_to_an_activity_is_the_activity() -> None:
+    said = "last weekend my girlfriend and I went fishing in one of the nearby lakes"
+    (fishing,) = found = facts([("tom", said)])  # "went" parsed as an auxiliary
+    assert fishing.key == "event:2025-09-06/2025-09-07:go-fishing"
+    assert fishing.statement == (
+        "On the weekend of 6-7 September 2025 Tom Okafor's girlfriend and Tom Okafor went"
+        " fishing in one of the nearby lakes."
+    )
+    (swim,) = facts([("maya", "I'm off to go swimming with the kids. Talk soon!")])
+    assert (swim.key, swim.statement) == (
+        "experience:go-swimming",
+        "Maya Chen is off to go swimming with the kids.",
+    )
+    assert _passes_checks([*found, swim])
+    for said in ("I'm off to bed", "I'm off work today", "are you going hiking?",
+                 "I'm going fishing if it stops raining", "it's going well"):  # fmt: skip
+        assert facts([("maya", said)]) == []
+
+
+def test_an_interest_held_is_a_preference() -> None:
+    (photos,) = facts([("maya", "I'm interested in photography")])
+    assert (photos.key, photos.statement) == (
+        "preference:photography",
+        "Maya Chen is interested in photography.",
+    )
+    (mom,) = facts([("tom", "my mom was interested in art")])
+    assert (mom.key, mom.statement) == (
+        "relationship:mother:art",
+        "Tom Okafor's mom was interested in art.",
+    )
+    for said in ("I'd be interested in joining", "I was interested in buying it",
+                 "I'm not interested in politics"):  # fmt: skip
+        assert facts([("maya", said)]) == []
+
+
+def test_a_quantity_of_things_done_is_about_the_things() -> None:
+    (cafes,) = facts([("maya", "we visited a lot of delicious cafes!")])
+    assert (cafes.key, cafes.statement) == (
+        "experience:visit-cafe",
+        "Maya Chen visited a lot of delicious cafes.",
+    )
+    for said in ("I had a lot of fun", "I learned a lot", "that song has a lot of meaning for me"):
+        assert facts([("maya", said)]) == []
