@@ -306,8 +306,9 @@ def _note(parsed: Parsed, clause: Clause, speech: Speech) -> None:
     """Remember the people the clause names, for a later "he" or "her"."""
     for i in clause.words:
         word = parsed.words[i]
-        if word.pos not in ("PROPN", "NOUN") or word.dep not in CORE | {"poss"}:
-            continue
+        beside = word.dep == "appos" and parsed.words[word.head].pos == "PROPN"
+        if word.pos not in ("PROPN", "NOUN") or (word.dep not in CORE | {"poss"} and not beside):
+            continue  # a person named as subject or object, or beside a name ("Toby, my dog")
         found = named(parsed, word, speech)
         if found is None or found.kind == "self":
             continue

@@ -155,6 +155,9 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
     return None
 
 
+_BYGONE = frozenset(("childhood", "old", "late", "former", "ex", "previous", "first"))
+
+
 def _bare_name(parsed: Parsed, word: Word) -> bool:
     """A name as people are named: no article ("the Eisenhower Matrix"), not a quoted title
     ("Brave" by Sara Bareilles)."""
@@ -182,6 +185,14 @@ def _relation(
         after = parsed.words[word.head]
         if after.i == word.i + 1 and after.pos == "PROPN":
             names.append(after)  # "my manager greg", parsed with the name as head
+        bygone = any(k.lemma in _BYGONE for k in parsed.kids(word.i, "amod", "compound"))
+        if (
+            word.dep == "appos"
+            and after.pos == "PROPN"
+            and _bare_name(parsed, after)
+            and not bygone
+        ):
+            names.append(after)  # "meet Toby, my puppy"; not "Max, my childhood dog"
         given = names[0] if names else None
     title = f"{owner.possessive} {word.text}" + (f" {given.text}" if given else "")
     lower = given.lower if given else None

@@ -411,3 +411,12 @@ def test_a_quantity_of_things_done_is_about_the_things() -> None:
     )
     for said in ("I had a lot of fun", "I learned a lot", "that song has a lot of meaning for me"):
         assert facts([("maya", said)]) == []
+
+
+def test_a_relation_set_after_a_name_names_it() -> None:
+    found = facts([("tom", "So much has changed - meet Toby, my puppy.")])
+    (toby,) = [f for f in found if f.kind == "relationship"]
+    assert (toby.key, toby.statement) == ("relationship:dog:toby", "Tom Okafor's puppy is Toby.")
+    assert _passes_checks(found)
+    for said in ("That one is Max, my childhood dog.", "I love Paris, my favorite city."):
+        assert all(f.kind != "relationship" for f in facts([("tom", said)]))
