@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from observations.extract.dates import day_label
 from retrieval.types import Explain, Scored
 
 
@@ -122,11 +123,14 @@ Item = ProfileItem | MemoryItem | SummaryItem | SkillItem | RecentMessage
 
 
 def render_item(item: Item) -> str:
-    """One item as it appears in the prompt, always with its date (in its own timezone)."""
+    """One item as it appears in the prompt, always with its date (in its own timezone):
+    before it, or as its statement begins ("On 8 May 2023, Maya said to Atlas: …")."""
     match item:
         case ProfileItem():
             return f"[{_day(item.valid_from)}] {item.statement}"
         case MemoryItem():
+            if item.statement.startswith(f"On {day_label(item.valid_from.date())},"):
+                return f"({item.kind}) {item.statement}"  # its date once, in its words
             return f"[{_day(item.valid_from)}] ({item.kind}) {item.statement}"
         case SummaryItem():
             topics = f" (topics: {', '.join(item.topics)})" if item.topics else ""

@@ -271,6 +271,13 @@ def test_render_shows_dates_kinds_windows_and_speakers() -> None:
     )
 
 
+def test_a_memory_whose_statement_begins_with_its_date_shows_the_date_once() -> None:
+    said = memory("On 8 May 2023, Maya said to Leo: Maya prefers oat milk.", kind="episodic")
+    other_day = memory("On 7 May 2023, Maya said to Leo: Maya prefers oat milk.", kind="episodic")
+    assert render_item(said) == "(episodic) On 8 May 2023, Maya said to Leo: Maya prefers oat milk."
+    assert render_item(other_day).startswith("[2023-05-08] (episodic) On 7 May 2023,")
+
+
 def asdict_walk(value: Any) -> Any:
     """The JSON form as first defined: ``dataclasses.asdict``, then datetimes in ISO 8601,
     floats rounded to 6 decimals, mappings with string keys, sequences as lists."""
