@@ -95,6 +95,15 @@ def test_a_check_todays_memory_answers_passes(report: Report) -> None:
     assert result(report, "sp-004", 0).passed, result(report, "sp-004", 0)
 
 
+def test_an_employer_said_in_passing_and_a_subjects_correction_are_what_memory_believes(
+    report: Report,
+) -> None:
+    # "first week at kaiser oakland done!!!" supersedes "im a nurse at st. jude's"; Dev's
+    # "its dogs not cats mia" puts right what Mia said of Dev
+    assert result(report, "ku-004", 0).passed, result(report, "ku-004", 0)
+    assert result(report, "ga-002", 0).passed, result(report, "ga-002", 0)
+
+
 def test_two_users_with_one_display_name_see_none_of_each_other(report: Report) -> None:
     isolation = [r for r in report.results if r.kind == "isolation"]
     assert [(r.case, r.passed) for r in isolation] == [("pi-004", True), ("pi-004", True)]
