@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from observations.extract.date_periods import MONTHS, Granularity, Period, shift
+from observations.extract.date_periods import MONTHS, Granularity, Period, shift, weekend_range
 from observations.extract.date_rules import RULES, Context, cues
 from observations.extract.date_tense import Tense
 from observations.extract.date_words import NUM, ORD, number, ordinal
@@ -57,6 +57,14 @@ _KEEP_PREPOSITION = re.compile(
 _OFFSET = re.compile(
     rf"(?i)(?:\b(?:the|a|one)\s+(?P<one>day)|\b{NUM}\s+(?P<unit>day|week|month|year)s?)"
     r"\s+(?P<dir>before|after|from)\s+$"
+)
+# a date counted from another date said before it ("the day before", "two days later",
+# "that weekend"); "before"/"after" not followed by what they are before or after
+_FROM_STATED = re.compile(
+    rf"(?i)\b(?:(?:the|a|one)\s+(?P<one>day|week)|{NUM}\s+(?P<unit>day|week|month|year)s?)"
+    r"\s+(?P<dir>later|earlier|(?:before|after)"
+    r"(?!\s+(?:the|a|an|my|our|his|her|their|your|this|that|i|we|you|he|she|they|it|\w+ing)\b))\b"
+    r"|\bthe\s+(?:next|following)\s+(?P<next>day)\b|\bthat\s+(?P<that>weekend)\b"
 )
 _DAY_BEFORE_MONTH = re.compile(rf"(?i)(?:\b(?:the\s+)?(?P<d>{ORD})\s+of|\bthe\s+(?P<e>{ORD}))\s+$")
 _DAY_AFTER_MONTH = re.compile(rf"(?i),?\s+(?:on\s+)?the\s+(?P<d>{ORD})\b")
@@ -180,10 +188,15 @@ def _offset(ctx: Context, start: int, end: int, period: Period, floor: int) -> _
 
 
 def find_dates(
-    text: str, anchor: datetime | date, tense: Tense | None = None
+    text: str,
+    anchor: datetime | date,
+    tense: Tense | None = None,
+    stated: ResolvedDate | None = None,
 ) -> tuple[ResolvedDate, ...]:
     """Every resolvable date phrase in ``text``, resolved against ``anchor`` (its own
-    local day), in ``tense`` when given, else in the tense each phrase's sentence has."""
+    local day), in ``tense`` when given, else in the tense each phrase's sentence has; a
+    date counted from another ("the day before") from the date stated before it in
+    ``text``, else from ``stated`` (the last date of the sentences before)."""
     day = anchor.date() if isinstance(anchor, datetime) else anchor
     ctx = Context(text, day, tense)
     chosen: list[ResolvedDate] = []
@@ -200,7 +213,42 @@ def find_dates(
         begin = prefix.start() if prefix else start
         chosen.append(ResolvedDate(text[begin:end], (begin, end), *period))
         taken_until = end
-    return tuple(chosen)
+    return _counted_from_stated(text, chosen, stated)
+
+
+def _counted_from_stated(
+    text: str, chosen: list[ResolvedDate], stated: ResolvedDate | None
+) -> tuple[ResolvedDate, ...]:
+    """``chosen`` with the dates counted from a date stated before them: "the summit is on
+    12 May. I'll fly out the day before" → 11 May; "two days later", "the next day" (from
+    a day), "a year later" (from a day, month or year), "that weekend" (of a day)."""
+    found = list(chosen)
+    for match in _FROM_STATED.finditer(text):
+        start, end = match.span()
+        if any(d.span[0] < end and start < d.span[1] for d in chosen):
+            continue  # part of a phrase already read ("the day before 12 May")
+        earlier = [d for d in chosen if d.span[1] <= start]
+        base = earlier[-1] if earlier else stated
+        if base is None:
+            continue
+        period = _from(match, (base.start, base.end, base.granularity))
+        if period is not None:
+            floor = earlier[-1].span[1] if earlier else 0
+            prefix = _PREFIX.search(text, max(floor, start - 12), start)
+            begin = prefix.start() if prefix else start
+            found.append(ResolvedDate(text[begin:end], (begin, end), *period))
+    return tuple(sorted(found, key=lambda d: d.span))
+
+
+def _from(match: re.Match[str], base: Period) -> Period | None:
+    if match["that"]:
+        return weekend_range(base[0]) if base[2] in ("day", "weekend") else None
+    if match["next"]:
+        return shift(base, 1, "day") if base[2] == "day" else None
+    amount = 1 if match["one"] else number(match["n"])
+    unit = (match["one"] or match["unit"]).lower()
+    back = match["dir"].lower() in ("before", "earlier")
+    return shift(base, -amount if back else amount, unit)
 
 
 def resolve(

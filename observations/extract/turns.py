@@ -65,16 +65,19 @@ class Turn:
 
     @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
-        found = []
+        found: list[Sentence] = []
+        stated = None  # the last date said so far in the turn ("… the day before")
         for index, raw in enumerate(split_sentences(self.text)):
             text = tidy(strip_vocative(strip_filler(raw), self.addressee))
             if not text:
                 continue
+            dates = find_dates(text, self.event.occurred_at, stated=stated)
+            stated = dates[-1] if dates else stated
             found.append(
                 Sentence(
                     index,
                     text,
-                    find_dates(text, self.event.occurred_at),
+                    dates,
                     tuple(content_words(text)),
                     tuple(names(text, exclude=(self.speaker,))),
                     self.speaker,

@@ -221,7 +221,7 @@ def test_rewrite_makes_a_composed_phrase_one_absolute_date() -> None:
     text, _ = rewrite_dates(
         "We fly next month, on the 14th, and land the day after.", NEW_YEARS_EVE
     )
-    assert text == "We fly on 14 January 2026, and land the day after."
+    assert text == "We fly on 14 January 2026, and land on 15 January 2026."
     text, _ = rewrite_dates("Rent is due the first of next month.", NEW_YEARS_EVE)
     assert text == "Rent is due on 1 January 2026."
 
@@ -235,3 +235,38 @@ def test_a_day_the_month_lacks_leaves_the_month_as_it_was() -> None:
 def test_an_offset_finer_than_its_date_is_not_applied() -> None:
     [found] = find_dates("two days after March 2026", NEW_YEARS_EVE)
     assert (found.text, found.iso) == ("March 2026", "2026-03")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The summit is on May 12 and I fly out the day before.", "I fly out on 11 May 2023."),
+        ("We got there on March 3, two days later it snowed.", "on 5 March 2023 it snowed"),
+        ("Moving on June 5, the next day I start work.", "6 June"),
+        ("My exam is on June 7, that weekend we celebrate.", "the weekend of 10-11 June 2023"),
+        ("I moved here in 2019, a year later I got married.", "in 2020"),
+    ],
+)
+def test_a_date_counted_from_a_date_stated_before_it_in_the_text(text: str, expected: str) -> None:
+    rewritten, _ = rewrite_dates(text, MONDAY)
+    assert expected in rewritten, rewritten
+
+
+def test_a_date_counted_from_a_date_stated_in_an_earlier_sentence() -> None:
+    (stated,) = find_dates("the data summit in denver is on may 12", MONDAY)
+    (found,) = find_dates("i'll fly out the day before", MONDAY, stated=stated)
+    assert (found.text, found.label) == ("the day before", "11 May 2023")
+    assert find_dates("i'll fly out the day before", MONDAY) == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I fly out the day before the summit, on May 12.",  # before what: not the date
+        "We met in May. I left the day after.",  # a month: no day to count from
+        "I fly out the day before.",  # no date stated
+    ],
+)
+def test_a_counted_date_without_a_day_to_count_from_stays_as_written(text: str) -> None:
+    found = find_dates(text, MONDAY)
+    assert all("day before" not in f.text and "day after" not in f.text for f in found)
