@@ -15,7 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from observations.extract.analysis import Parsed, Word
-from observations.extract.clauses import SUBJECTS, Clause, framed_clauses, split_clauses
+from observations.extract.clauses import (
+    SUBJECTS,
+    Clause,
+    framed_clauses,
+    participle,
+    split_clauses,
+)
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Reading, frame_of
 from observations.extract.inflect import agreeing
@@ -39,7 +45,7 @@ _HEDGES = words(
     """hope wish wonder doubt imagine suppose guess bet ask if whether unless maybe perhaps
     probably possibly hopefully glad"""
 )
-_SPOKEN = {"gon": "going", "wan": "want", "na": "to", "ta": "to", "nt": "n't"}
+_SPOKEN = {"gon": "going", "wan": "want", "na": "to", "ta": "to", "nt": "n't", "bday": "birthday"}
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
 _FINITE = ("VBD", "VBZ", "VBP", "MD")
 _WH = ("WP", "WRB", "WDT", "WP$")
@@ -107,7 +113,10 @@ def _factual(parsed: Parsed, clause: Clause) -> bool:
 
 
 def _finite(parsed: Parsed, clause: Clause) -> bool:
-    """A clause with a tensed verb: not "Deborah exploring nature", "Caroline to explore"."""
+    """A clause with a tensed verb: not "Deborah exploring nature", "Caroline to explore";
+    a participle sharing its main clause's subject is given one (:func:`voice`)."""
+    if participle(parsed, clause):
+        return True
     head = parsed.words[clause.head]
     verbs = [head, *(a for a in parsed.kids(head.i, "aux", "auxpass") if a.i in clause.words)]
     return any(v.tag in _FINITE for v in verbs)
@@ -209,14 +218,30 @@ def voice(
                 replace[i + 1] = ""
         elif _bare_kin(parsed, word):
             replace[i] = f"{speech.me.possessive} {word.lower}"  # "dad had surgery"
-        elif word.pos in ("PROPN", "NOUN") and word.dep != "compound":
-            _member_name(parsed, word, words, speech, replace)
         elif word.lower in _SPOKEN and (word.lower != "nt" or word.dep == "neg"):
             replace[i] = _SPOKEN[word.lower]
+        elif word.pos in ("PROPN", "NOUN") and word.dep != "compound":
+            _member_name(parsed, word, words, speech, replace)
     subject = parsed.words[clause.subject] if clause.subject is not None else None
-    if clause.shared_subject and subject is not None and subject.lower in _PRONOUN_SUBJECTS:
+    if subject is not None and participle(parsed, clause):
+        be = _be(parsed, clause, subject, replace.get(subject.i))
+        replace[clause.head] = f"{be} {parsed.words[clause.head].text}"
+    elif clause.shared_subject and subject is not None and subject.lower in _PRONOUN_SUBJECTS:
         _agree(parsed, clause.head, words, replace)
     return replace
+
+
+def _be(parsed: Parsed, clause: Clause, subject: Word, written_as: str | None) -> str:
+    """The "be" a participle sharing its main clause's subject takes: "borrowing" after
+    "I'll drive" → "is borrowing", after "I drove" → "was borrowing"."""
+    main = parsed.words[clause.parent if clause.parent is not None else clause.head]
+    tags = {w.tag for w in (main, *parsed.kids(main.i, "aux", "auxpass"))}
+    past = "VBD" in tags and "MD" not in tags
+    if written_as is not None:  # a pronoun, written as the name(s) it means
+        plural = " and " in written_as
+    else:
+        plural = subject.tag in ("NNS", "NNPS") or bool(parsed.kids(subject.i, "conj"))
+    return ("were" if plural else "was") if past else ("are" if plural else "is")
 
 
 def _bare_kin(parsed: Parsed, word: Word) -> bool:

@@ -6,10 +6,11 @@ because I got a job"), a clausal complement ("I think I'm moving") or a parataxi
 prefer aisle seats, my knee needs the space"). Every other word belongs to the clause of
 its nearest ancestor that heads one, so relative clauses and infinitives stay inside
 their clause. A conjunct without a subject of its own shares its clause's ("I love
-hiking and play guitar"). Words that only link or frame clauses are left out of each:
-coordinating conjunctions between clauses, subordinating ones ("because", "when"),
-interjections, discourse fillers at the start ("actually", "so", "by the way"),
-"please", trailing "too"/"lol", and punctuation at the edges.
+hiking and play guitar"), and so does a participle clause set after its main clause by a
+comma ("I'll drive, borrowing my dad's van"). Words that only link or frame clauses are
+left out of each: coordinating conjunctions between clauses, subordinating ones
+("because", "when"), interjections, discourse fillers at the start ("actually", "so", "by
+the way"), "please", trailing "too"/"lol", and punctuation at the edges.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ _REPORTING = COGNITION | words("say tell mention admit explain announce promise 
 _FRAMING = words("when whenever before after until till while once if unless where")
 # framing words after which a past clause tells what happened ("after we went camping")
 _PAST_FRAMES = words("when before after until till once while")
+# participles that work as prepositions or comments ("depending on", "judging by")
+_PREPOSITIONAL = words(
+    """depend consider include exclude assume judge speak regard concern accord follow
+    give let count"""
+)
 _ASIDES = (("by", "the", "way"), ("to", "be", "honest"), ("for", "real"), ("in", "fact"))
 
 
@@ -163,9 +169,32 @@ def _subject(parsed: Parsed, head: int, done: dict[int, Clause]) -> tuple[int | 
     if own:
         return own[0].i, False
     word = parsed.words[head]
-    if word.dep == "conj" and word.head in done:
+    if (word.dep == "conj" or _trailing_participle(parsed, word)) and word.head in done:
         return done[word.head].subject, done[word.head].subject is not None
     return None, False
+
+
+def _trailing_participle(parsed: Parsed, word: Word) -> bool:
+    """A participle clause without a subject set after its main clause by a comma ("I'll
+    drive, borrowing my dad's van"): it shares the main clause's subject. Not a participle
+    that works as a preposition ("…, depending on the weather"), a perfect or passive one
+    ("having worked"), or one after a person the main clause acts on ("I saw Tom, looking
+    tired": it may tell of Tom)."""
+    if word.dep != "advcl" or word.tag != "VBG" or word.i < word.head:
+        return False
+    if word.lemma in _PREPOSITIONAL or parsed.kids(word.i, "aux", "auxpass", "mark", *SUBJECTS):
+        return False
+    main = parsed.words[word.head]
+    if not any(parsed.words[i].text == "," for i in range(main.i + 1, word.left)):
+        return False
+    acted_on = parsed.kids(main.i, "dobj", "dative")
+    return not any(o.pos in ("PROPN", "PRON") for o in acted_on)
+
+
+def participle(parsed: Parsed, clause: Clause) -> bool:
+    """Whether ``clause`` is a trailing participle clause sharing its main clause's subject."""
+    head = parsed.words[clause.head]
+    return clause.shared_subject and clause.link == "advcl" and head.tag == "VBG"
 
 
 def _before_any(parsed: Parsed, i: int, starts: list[int]) -> bool:

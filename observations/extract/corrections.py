@@ -11,6 +11,11 @@ The correction is read off the words of the sentence, whose parse chat garbles (
 read as a possessive, "cats" as a verb): "it's", "it is" or "its" at its start (after
 "no", "nah", "nope", "actually"), then X — nouns, names, numbers, adjectives — then
 "not" and Y.
+
+A reply that opens with a bare X and "actually" ("2nd dan actually 😅", "brown belt
+actually") corrects without naming Y: it puts right the thing the latest claim about
+the member named, when that claim was made just before (``Correction.wrong`` is empty):
+"kenji just got his black belt" → "Kenji Mori just got Kenji Mori's 2nd dan."
 """
 
 from __future__ import annotations
@@ -20,14 +25,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from observations.extract.analysis import Parsed, Word
+from observations.extract.analysis import Parsed, Word, analyse
 from observations.extract.base import Extracted
 from observations.extract.topics import part
-from observations.extract.vocabulary import words
+from observations.extract.vocabulary import JUDGEMENTS, words
 
 _LEADING = words("no nah nope actually well oh")
 _CONTENT = ("NOUN", "PROPN", "NUM", "ADJ")
-OWN_CONFIDENCE = 0.8  # what a member says of themself (above a friend's claim)
+_ANSWER = (*_CONTENT, "DET", "ADP")
+_LOOSE = ("ROOT", "npadvmod", "dep", "intj", "appos")  # how a bare X hangs on what follows
+# what a bare "X actually" that is a remark rather than a correction says ("nice weather")
+_REMARKS = JUDGEMENTS | words("nice lovely cool fine weird funny cute fun sweet wild weather")
+OWN_CONFIDENCE = 0.8
+# what a claim's date said, which an answer with another value leaves behind
+_DATE_FIELDS = (
+    "event_time",
+    "event_time_granularity",
+    "valid_at",
+    "precision",
+)  # what a member says of themself (above a friend's claim)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +52,19 @@ class Correction:
 
     right: tuple[Word, ...]
     wrong: tuple[Word, ...]  # what follows "not", to the end of the sentence
+    answer: bool = False  # "it's X" answering a claim asked to be confirmed: X is its value
 
     @property
     def text(self) -> str:
         return "".join(w.text + (" " if w.space else "") for w in self.right).strip()
 
 
-def correction(parsed: Parsed) -> Correction | None:
-    """The sentence as "it's X, not Y", if it is one."""
+def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
+    """The sentence as "it's X, not Y" (or, when it is ``opening`` its turn, as "X
+    actually"), if it is one."""
+    bare = _bare(parsed) if opening else None
+    if bare is not None:
+        return bare
     found = [w for w in parsed.words if w.pos != "PUNCT"]
     n = 0
     while n < len(found) and found[n].lower in _LEADING:
@@ -66,11 +87,83 @@ def correction(parsed: Parsed) -> Correction | None:
     return Correction(right, tuple(found[nots[0] + 1 :]))
 
 
+def _bare(parsed: Parsed) -> Correction | None:
+    """The sentence as "X actually …": X a noun phrase of at most four
+    words without an article, owner or judging word ("2nd dan", "brown belt"; not "nice
+    weather"), standing on its own (not the object of what follows: "coffee actually i
+    prefer")."""
+    found = [w for w in parsed.words if w.pos != "PUNCT"]
+    at = next((n for n, w in enumerate(found[:5]) if w.lower == "actually"), None)
+    if not at:
+        return None
+    right = found[:at]
+    if not right or len(right) > 4 or any(w.pos not in _CONTENT for w in right):
+        return None
+    last = right[-1]
+    if last.pos not in ("NOUN", "PROPN") or _emoji(last) or any(w.lower in _REMARKS for w in right):
+        return None
+    inside = {w.i for w in right}
+    if any(w.head not in inside and w.dep not in _LOOSE for w in right):
+        return None  # a part of what follows ("coffee actually i prefer")
+    first = right[0]
+    if first.pos != "PROPN" and first.text[:1].isupper():  # the sentence's capital
+        first = replace(first, text=first.text.lower())
+    return Correction((first, *right[1:]), ())
+
+
+def answered(parsed: Parsed) -> Correction | None:
+    """A clause "it's X" that ends the sentence ("… and it's the 13th of june"): X at most
+    five words (names, numbers, nouns, with "the" and "of"), the answer to a claim asked
+    to be confirmed."""
+    found = [w for w in parsed.words if w.pos != "PUNCT" and not _emoji(w)]
+    for n in range(len(found) - 2):
+        it, be = found[n], found[n + 1]
+        if it.lower != "it" or it.dep != "nsubj" or be.lemma != "be" or it.head != be.i:
+            continue
+        right = found[n + 2 :]
+        if len(right) > 5 or any(w.pos not in _ANSWER for w in right) or right[-1].pos == "ADP":
+            return None
+        if right[0].pos == "DET" and right[0].lower != "the":
+            return None
+        return Correction(tuple(right), (), answer=True)
+    return None
+
+
+def _emoji(word: Word) -> bool:
+    return not any(c.isalnum() for c in word.text)
+
+
 def corrects(claim: Extracted, said: Correction) -> bool:
-    """Whether the correction's Y is the claim's value ("not cats" of "allergic to cats")."""
+    """Whether the correction's Y is the claim's value ("not cats" of "allergic to cats");
+    a bare correction ("2nd dan actually") puts right a claim whose value ends in a noun."""
+    if said.answer:
+        return bool(claim.fields.get("object"))
+    if not said.wrong:
+        return bool(_named_thing(claim)[0])
     value = _folded(str(claim.fields.get("object", "")))
     wrong = [w.lower for w in said.wrong]
     return bool(value) and wrong[: len(value)] == value
+
+
+def _named_thing(claim: Extracted) -> tuple[str, str]:
+    """The thing the claim's value ends by naming, without its article or owner ("black
+    belt" of "got Kenji Mori's black belt"), as written in the statement, and its noun's
+    lemma (("", "") when the value ends in no noun). The statement is parsed, not the
+    value alone ("google" alone reads as a verb)."""
+    value = str(claim.fields.get("object", ""))
+    at = claim.statement.casefold().rfind(value.casefold())
+    if not value or at < 0:
+        return "", ""
+    (parsed,) = analyse([claim.statement])
+    ending = [w for w in parsed.words if at <= w.start < at + len(value)]
+    if not ending or ending[-1].pos not in ("NOUN", "PROPN"):
+        return "", ""
+    last = ending[-1]
+    start = max(last.left, ending[0].i)
+    for kid in parsed.kids(last.i, "det", "poss"):
+        start = max(start, kid.right + 1)
+    begin = parsed.words[start].start
+    return claim.statement[begin : last.start + len(last.text)], last.lemma
 
 
 def corrected(
@@ -78,16 +171,21 @@ def corrected(
 ) -> Extracted | None:
     """The claim put right: X for Y in its statement and value, the member's own word."""
     value = str(claim.fields.get("object", ""))
-    at = claim.statement.casefold().rfind(value.casefold())
-    if at < 0:
+    if said.answer:
+        wrong_text, wrong = value, ""
+    else:
+        wrong_text, wrong = (value, said.wrong[0].lemma) if said.wrong else _named_thing(claim)
+    at = claim.statement.casefold().rfind(wrong_text.casefold())
+    if not wrong_text or at < 0:
         return None
-    statement = claim.statement[:at] + said.text + claim.statement[at + len(value) :]
-    wrong = part(said.wrong[0].lemma)
+    statement = claim.statement[:at] + said.text + claim.statement[at + len(wrong_text) :]
+    wrong = part(wrong) if wrong else ""
     key = claim.key
-    if key.endswith(f":{wrong}"):
+    if wrong and key.endswith((f":{wrong}", f"-{wrong}")):
         key = key[: -len(wrong)] + part(said.right[-1].lemma)
-    fields = {k: v for k, v in claim.fields.items() if k != "said_by"}
-    fields["object"] = said.text
+    dropped = ("said_by", *(_DATE_FIELDS if said.answer else ()))
+    fields = {k: v for k, v in claim.fields.items() if k not in dropped}
+    fields["object"] = value[: len(value) - len(wrong_text)] + said.text
     if "location" in fields:
         fields["location"] = said.text
     return replace(

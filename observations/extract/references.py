@@ -137,7 +137,7 @@ def points_nowhere(parsed: Parsed, word: Word) -> bool:
 def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
     """Whom a noun phrase headed by ``word`` means: a member by name, a relation ("my
     sister Lena", "Tom's wife"), or another named person."""
-    if word.pos == "PROPN" or (word.dep in CORE and speech.cast.find(word.text)):
+    if word.pos == "PROPN" or (word.dep in (*CORE, "poss") and speech.cast.find(word.text)):
         person = speech.cast.find(name_of(parsed, word.i)) or speech.cast.find(word.text)
         if person is not None:
             kind: Kind = "self" if person.actor_id == speech.speaker.actor_id else "member"

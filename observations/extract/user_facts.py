@@ -24,6 +24,7 @@ A clause with a date phrase that reads as an experience is an event, keyed by it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
@@ -32,7 +33,13 @@ from typing import Any
 from observations.extract.analysis import Parsed, analyse
 from observations.extract.atoms import Atom, sentence_atoms
 from observations.extract.base import Extracted
-from observations.extract.corrections import Correction, corrected, correction, corrects
+from observations.extract.corrections import (
+    Correction,
+    answered,
+    corrected,
+    correction,
+    corrects,
+)
 from observations.extract.dates import ResolvedDate
 from observations.extract.ellipsis import restored
 from observations.extract.passing import Passing, passing_facts
@@ -42,6 +49,10 @@ from observations.extract.turns import Sentence, Turn
 from observations.extract.vocabulary import UNIQUE_ROLES, words
 
 THIRD_PARTY_CONFIDENCE = 0.7
+_CONFIRM_TAG = re.compile(
+    r"(?i)[\s,]+(?:right|yeah|yea|ya|yes|correct|no|innit|isn'?t it|aren'?t (?:they|you))"
+    r"\s*\?[?!\s]*$"
+)
 QUESTION_STARTS = words(
     """what how why where when who which do does did is are can could would will have has
     should any anything was"""
@@ -78,16 +89,21 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     roles: dict[str, str] = {}
     speeches: dict[int, Speech] = {}
     hits: list[FactHit] = []
+    asked: list[FactHit] = []  # statements asked to be confirmed: no facts, unless answered
     for (turn, sentence), (view, dates) in zip(pending, parsed, strict=True):
         speech = speeches.get(turn.event.id)
         if speech is None:
             speech = speeches[turn.event.id] = _speech(cast, turn, roles)
         known = len(speech.relations)
-        answer = correction(view) if turn.event.role == "user" else None
+        answer = correction(view, opening=sentence.index == 0)
         if answer is not None:
-            _put_right(hits, turn, sentence, answer)
+            _put_right(hits, turn, sentence, answer, _recent(turns, turn))
+        reply = answered(view)
+        if reply is not None:
+            _put_right(asked, turn, sentence, reply, _recent(turns, turn), hits)
+        into = asked if checked(sentence) is not None else hits
         for atom in sentence_atoms(view, dates, speech):
-            hits.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
+            into.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
         for relation in speech.relations[known:]:
             hits.append(FactHit(turn.event.id, sentence.index, relation_fact(turn, relation)))
         for said in passing_facts(view, speech):
@@ -95,22 +111,46 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     return hits
 
 
-def _put_right(hits: list[FactHit], turn: Turn, sentence: Sentence, said: Correction) -> None:
+_REPLY_REACH = 3  # how many turns back a bare correction ("2nd dan actually") may answer
+
+
+def _recent(turns: tuple[Turn, ...], turn: Turn) -> set[int]:
+    """The events of the turns just before ``turn``, which a bare correction answers."""
+    at = next(n for n, t in enumerate(turns) if t.event.id == turn.event.id)
+    return {t.event.id for t in turns[max(0, at - _REPLY_REACH) : at]}
+
+
+def _put_right(
+    hits: list[FactHit],
+    turn: Turn,
+    sentence: Sentence,
+    said: Correction,
+    recent: set[int],
+    into: list[FactHit] | None = None,
+) -> None:
     """ "its dogs not cats", from the member a friend's claim is about: the latest such
     claim whose value it names is replaced by the member's corrected fact
-    (:mod:`.corrections`)."""
+    (:mod:`.corrections`); "2nd dan actually" puts right the latest claim about the member
+    if it was made in the turns just before, and "it's the 13th" answers the latest claim
+    about the member asked to be confirmed there (from ``hits``, the claims asked, the
+    answer going ``into`` the facts)."""
+    into = hits if into is None else into
     member = turn.event.actor_id
     for n in range(len(hits) - 1, -1, -1):
         claim = hits[n].item
         by = claim.fields.get("said_by")
         if claim.owner_id != member or by in (None, member) or hits[n].event_id == turn.event.id:
             continue
+        if not said.wrong and hits[n].event_id not in recent:
+            return
         if corrects(claim, said):
             right = corrected(claim, said, turn.event.id, turn.event.occurred_at)
             if right is not None:
                 del hits[n]
-                hits.append(FactHit(turn.event.id, sentence.index, right))
+                into.append(FactHit(turn.event.id, sentence.index, right))
             return
+        if not said.wrong:
+            return  # a bare correction answers the latest claim or none
 
 
 def _only_a_question(sentence: Sentence) -> bool:
@@ -125,14 +165,24 @@ def _with_subjects(
 ) -> list[tuple[Parsed, tuple[ResolvedDate, ...]]]:
     """Each sentence's parse and dates; a sentence that left out its first-person subject
     ("Went to the park yesterday") is parsed again with it (:mod:`.ellipsis`), its dates
-    moved along."""
+    moved along; a statement asked to be confirmed ("her bday is june 3rd right?") is
+    parsed again without its tag (:func:`checked`)."""
     found = [(view, s.dates) for view, s in zip(views, sentences, strict=True)]
     fixed = {n: text for n, (view, _) in enumerate(found) if (text := restored(view))}
+    restored_at = set(fixed)
+    fixed |= {n: text for n, s in enumerate(sentences) if n not in fixed and (text := checked(s))}
     for n, view in zip(fixed, analyse(list(fixed.values())), strict=True):
-        shift = len(view.text) - len(sentences[n].text)
+        shift = len(view.text) - len(sentences[n].text) if n in restored_at else 0
         moved = tuple(replace(d, span=(d.span[0] + shift, d.span[1] + shift)) for d in found[n][1])
         found[n] = (view, moved)
     return found
+
+
+def checked(sentence: Sentence) -> str | None:
+    """A statement with a tag asking to confirm it ("her bday is june 3rd right?",
+    "…, yeah?"), without its tag; None for any other sentence."""
+    tag = _CONFIRM_TAG.search(sentence.text)
+    return sentence.text[: tag.start()] if tag and tag.start() > 0 else None
 
 
 def _speech(cast: Cast, turn: Turn, roles: dict[str, str]) -> Speech:

@@ -86,6 +86,7 @@ OWN_ATTRIBUTES = {
     "car": ("identity", "car"),
     "hometown": ("identity", "origin"),
     "birthday": ("identity", "birthday"),
+    "bday": ("identity", "birthday"),
     "age": ("identity", "age"),
     "budget": ("constraint", "budget"),
     "diet": ("constraint", "diet"),

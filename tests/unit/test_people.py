@@ -209,3 +209,77 @@ def test_only_the_member_a_claim_is_about_corrects_it() -> None:
     )
     (allergy,) = [f for f in found if f.kind == "constraint"]
     assert allergy.key == "constraint:allergy:cat" and allergy.owner_id == "tom"
+
+
+def test_a_participle_after_a_main_clause_shares_its_subject() -> None:
+    found = facts([("tom", "hi"), ("maya", "i'll drive btw, borrowing my dad's van")])
+    (van,) = [f for f in found if f.key == "experience:borrow-van"]
+    assert (van.owner_id, van.statement) == (
+        "maya",
+        "Maya Chen is borrowing Maya Chen's dad's van.",
+    )
+    past = facts([("tom", "hi"), ("maya", "i walked home, listening to a podcast")])
+    assert [f.statement for f in past] == ["Maya Chen was listening to a podcast."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "i'll drive, depending on the weather",  # a participle that is a preposition
+        "i saw tom, looking tired",  # it may tell of Tom
+        "borrowing my dad's van, tom will drive",  # before the main clause
+        "i'm tired, having worked all day",  # a perfect participle
+    ],
+)
+def test_a_participle_that_may_not_tell_of_the_subject_makes_no_fact(text: str) -> None:
+    assert not [f for f in facts([("tomas", "hi"), ("maya", text)]) if f.owner_id == "maya"]
+
+
+def test_a_bare_correction_by_the_subject_puts_right_the_claim_just_before() -> None:
+    found = facts(
+        [
+            ("tom", "hi"),
+            ("maya", "tom just got his black belt btw, the grading was brutal"),
+            ("tom", "2nd dan actually 😅 i got the first one two years ago"),
+        ]
+    )
+    (rank,) = [f for f in found if f.owner_id == "tom"]
+    assert (rank.key, rank.statement) == (
+        "experience:get-dan",
+        "Tom Okafor just got Tom Okafor's 2nd dan.",
+    )
+    assert "said_by" not in rank.fields and rank.source_event_ids == (101, 102)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [("maya", "tom just got his black belt"), ("tom", "nice weather actually")],  # a remark
+        [("maya", "tom just got his black belt"), ("tomas", "2nd dan actually")],  # not his
+        [
+            ("maya", "tom just got his black belt"),
+            ("tomas", "wow"),
+            ("maya", "so cool"),
+            ("tomas", "hero"),
+            ("tom", "2nd dan actually"),  # too long after the claim
+        ],
+    ],
+)
+def test_a_bare_correction_that_answers_no_claim_just_made_corrects_nothing(
+    lines: list[Line],
+) -> None:
+    found = facts([("tom", "hi"), *lines])
+    (belt,) = [f for f in found if f.owner_id == "tom"]
+    assert belt.key == "experience:get-belt" and belt.fields["said_by"] == "maya"
+
+
+def test_a_claim_asked_to_be_confirmed_is_no_fact_until_its_subject_answers_it() -> None:
+    asked = [("maya", "hi"), ("tom", "planning maya's surprise, her bday is june 3rd right?")]
+    assert not [f for f in facts(asked) if f.owner_id == "maya"]
+    found = facts([*asked, ("maya", "tom i'm literally in this chat 😂 and it's the 13th of june")])
+    (birthday,) = [f for f in found if f.owner_id == "maya"]
+    assert birthday.key == "identity:birthday"
+    assert birthday.statement == "Maya Chen's birthday is the 13th of june."
+    assert "said_by" not in birthday.fields and "event_time" not in birthday.fields
+    by_another = facts([*asked, ("tomas", "it's the 13th of june")])
+    assert not [f for f in by_another if f.owner_id == "maya"]
