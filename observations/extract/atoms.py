@@ -80,7 +80,7 @@ def sentence_atoms(parsed: Parsed, dates: Sequence[ResolvedDate], speech: Speech
 def clause_atom(
     parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate], speech: Speech
 ) -> Atom | None:
-    if not _factual(parsed, clause):
+    if not _factual(parsed, clause) or _of_another(parsed, clause, speech):
         return None
     subject = _about(parsed, clause, speech)
     if subject is None:
@@ -110,6 +110,23 @@ def _factual(parsed: Parsed, clause: Clause) -> bool:
         negated = any(k.dep == "neg" for k in parsed.kids(parent.i))
         return parent.lemma not in _HEDGES and not (negated and parent.lemma in COGNITION)
     return True
+
+
+def _of_another(parsed: Parsed, clause: Clause, speech: Speech) -> bool:
+    """A participle sharing its main clause's subject after a person that clause acts on
+    ("I saw Tom, looking tired", "bumped into priya, dragging a case"): it may tell of
+    that person, not of the subject."""
+    if not participle(parsed, clause) or clause.parent is None:
+        return False
+    main = parsed.words[clause.parent]
+    acted_on = parsed.kids(main.i, "dobj", "dative")
+    acted_on += [o for p in parsed.kids(main.i, "prep") for o in parsed.kids(p.i, "pobj")]
+    for word in acted_on:
+        if is_pronoun(word) and word.lower not in ("it", "this", "that"):
+            return True
+        if word.pos in ("PROPN", "NOUN") and named(parsed, word, speech) is not None:
+            return True
+    return False
 
 
 def _finite(parsed: Parsed, clause: Clause) -> bool:

@@ -178,17 +178,14 @@ def _trailing_participle(parsed: Parsed, word: Word) -> bool:
     """A participle clause without a subject set after its main clause by a comma ("I'll
     drive, borrowing my dad's van"): it shares the main clause's subject. Not a participle
     that works as a preposition ("…, depending on the weather"), a perfect or passive one
-    ("having worked"), or one after a person the main clause acts on ("I saw Tom, looking
-    tired": it may tell of Tom)."""
+    ("having worked"). (One after a person the main clause acts on may tell of that person:
+    see :func:`observations.extract.atoms.clause_atom`.)"""
     if word.dep != "advcl" or word.tag != "VBG" or word.i < word.head:
         return False
     if word.lemma in _PREPOSITIONAL or parsed.kids(word.i, "aux", "auxpass", "mark", *SUBJECTS):
         return False
     main = parsed.words[word.head]
-    if not any(parsed.words[i].text == "," for i in range(main.i + 1, word.left)):
-        return False
-    acted_on = parsed.kids(main.i, "dobj", "dative")
-    return not any(o.pos in ("PROPN", "PRON") for o in acted_on)
+    return any(parsed.words[i].text == "," for i in range(main.i + 1, word.left))
 
 
 def participle(parsed: Parsed, clause: Clause) -> bool:

@@ -27,6 +27,7 @@ from datetime import datetime
 
 from observations.extract.analysis import Parsed, Word, analyse
 from observations.extract.base import Extracted
+from observations.extract.clauses import SUBJECTS
 from observations.extract.topics import part
 from observations.extract.vocabulary import JUDGEMENTS, words
 
@@ -103,7 +104,7 @@ def _bare(parsed: Parsed) -> Correction | None:
     if last.pos not in ("NOUN", "PROPN") or _emoji(last) or any(w.lower in _REMARKS for w in right):
         return None
     inside = {w.i for w in right}
-    if any(w.head not in inside and w.dep not in _LOOSE for w in right):
+    if any(w.head not in inside and not _loose(parsed, w) for w in right):
         return None  # a part of what follows ("coffee actually i prefer")
     first = right[0]
     if first.pos != "PROPN" and first.text[:1].isupper():  # the sentence's capital
@@ -112,21 +113,32 @@ def _bare(parsed: Parsed) -> Correction | None:
 
 
 def answered(parsed: Parsed) -> Correction | None:
-    """A clause "it's X" that ends the sentence ("… and it's the 13th of june"): X at most
+    """A clause "it's X" that ends its sentence ("… and it's the 13th of june"): X at most
     five words (names, numbers, nouns, with "the" and "of"), the answer to a claim asked
     to be confirmed."""
-    found = [w for w in parsed.words if w.pos != "PUNCT" and not _emoji(w)]
-    for n in range(len(found) - 2):
-        it, be = found[n], found[n + 1]
-        if it.lower != "it" or it.dep != "nsubj" or be.lemma != "be" or it.head != be.i:
-            continue
-        right = found[n + 2 :]
-        if len(right) > 5 or any(w.pos not in _ANSWER for w in right) or right[-1].pos == "ADP":
-            return None
-        if right[0].pos == "DET" and right[0].lower != "the":
-            return None
-        return Correction(tuple(right), (), answer=True)
+    for sentence in parsed.sentences:
+        found = [parsed.words[i] for i in sentence]
+        found = [w for w in found if w.pos != "PUNCT" and not _emoji(w)]
+        for n in range(len(found) - 2):
+            it, be = found[n], found[n + 1]
+            if it.lower != "it" or it.dep != "nsubj" or be.lemma != "be" or it.head != be.i:
+                continue
+            right = found[n + 2 :]
+            if len(right) > 5 or any(w.pos not in _ANSWER for w in right):
+                return None
+            if right[-1].pos == "ADP" or (right[0].pos == "DET" and right[0].lower != "the"):
+                return None
+            return Correction(tuple(right), (), answer=True)
     return None
+
+
+def _loose(parsed: Parsed, word: Word) -> bool:
+    """X hangs loosely on what follows: as a fragment, or as a second subject of a verb
+    that has its own ("half marathon actually the full one is next year")."""
+    if word.dep in _LOOSE:
+        return True
+    others = [k for k in parsed.kids(word.head, *SUBJECTS) if k.i != word.i]
+    return word.dep in SUBJECTS and bool(others)
 
 
 def _emoji(word: Word) -> bool:
@@ -155,7 +167,7 @@ def _named_thing(claim: Extracted) -> tuple[str, str]:
     if not value or at < 0:
         return "", ""
     (parsed,) = analyse([claim.statement])
-    ending = [w for w in parsed.words if at <= w.start < at + len(value)]
+    ending = _without_date(parsed, [w for w in parsed.words if at <= w.start < at + len(value)])
     if not ending or ending[-1].pos not in ("NOUN", "PROPN"):
         return "", ""
     last = ending[-1]
@@ -164,6 +176,19 @@ def _named_thing(claim: Extracted) -> tuple[str, str]:
         start = max(start, kid.right + 1)
     begin = parsed.words[start].start
     return claim.statement[begin : last.start + len(last.text)], last.lemma
+
+
+def _without_date(parsed: Parsed, words: list[Word]) -> list[Word]:
+    """The value's words without a date phrase at their end ("… marathon on 12 October
+    2025" → "… marathon")."""
+    for k in range(len(words) - 1, 0, -1):
+        if words[k].pos == "ADP":
+            tail = words[k + 1 :]
+            dated = any(w.pos == "NUM" for w in tail)
+            if dated and all(w.pos in ("NUM", "PROPN", "NOUN", "DET", "PUNCT") for w in tail):
+                return words[:k]
+            break
+    return words
 
 
 def corrected(
@@ -185,7 +210,11 @@ def corrected(
         key = key[: -len(wrong)] + part(said.right[-1].lemma)
     dropped = ("said_by", *(_DATE_FIELDS if said.answer else ()))
     fields = {k: v for k, v in claim.fields.items() if k not in dropped}
-    fields["object"] = value[: len(value) - len(wrong_text)] + said.text
+    where = value.casefold().rfind(wrong_text.casefold())
+    if where < 0:
+        fields["object"] = said.text
+    else:
+        fields["object"] = value[:where] + said.text + value[where + len(wrong_text) :]
     if "location" in fields:
         fields["location"] = said.text
     return replace(
