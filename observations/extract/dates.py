@@ -47,7 +47,7 @@ from observations.extract.date_tense import Tense
 from observations.extract.date_words import NUM, ORD, number, ordinal
 
 __all__ = ["MONTHS", "Granularity", "ResolvedDate", "Tense", "apply_dates", "day_label"]
-__all__ += ["find_dates", "resolve", "rewrite_dates"]
+__all__ += ["find_dates", "resolve", "rewrite_dates", "yearly_dates"]
 
 _PREFIX = re.compile(r"(?i)\b(?:back in|during|on|in)\s+$")
 _KEEP_PREPOSITION = re.compile(
@@ -284,3 +284,15 @@ def apply_dates(text: str, found: tuple[ResolvedDate, ...]) -> str:
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+_DAY_OF_A_YEAR = re.compile(rf"\b(\d{{1,2}} (?:{'|'.join(MONTHS)})) \d{{4}}\b")
+
+
+def yearly_dates(text: str, anchor: datetime | date) -> str:
+    """``text`` about what comes back every year (a birthday, an anniversary), with each day
+    it names written without a year: "Amara's birthday is the 13th of june" → "… is on 13
+    June"; "… is on 4 July 2023" → "… is on 4 July". The year a phrase resolves to is the
+    next occurrence, which is not part of the fact."""
+    dated = apply_dates(text, tuple(d for d in find_dates(text, anchor) if d.granularity == "day"))
+    return _DAY_OF_A_YEAR.sub(r"\1", dated)

@@ -40,7 +40,7 @@ from observations.extract.corrections import (
     correction,
     corrects,
 )
-from observations.extract.dates import ResolvedDate
+from observations.extract.dates import ResolvedDate, yearly_dates
 from observations.extract.ellipsis import restored
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
@@ -108,7 +108,24 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
             hits.append(FactHit(turn.event.id, sentence.index, relation_fact(turn, relation)))
         for said in passing_facts(view, speech):
             hits.append(FactHit(turn.event.id, sentence.index, passing_fact(turn, said)))
-    return hits
+    return [_yearly(hit) for hit in hits]
+
+
+_YEARLY = ("birthday", "anniversary")  # topics whose day comes back every year
+
+
+def _yearly(hit: FactHit) -> FactHit:
+    """A birthday or an anniversary with its day written without a year (and without the
+    date fields of one year's day)."""
+    item = hit.item
+    if not item.key.endswith(_YEARLY):
+        return hit
+    statement = yearly_dates(item.statement, item.valid_from)
+    fields = {k: v for k, v in item.fields.items() if k not in _ONE_YEARS_DAY}
+    return replace(hit, item=replace(item, statement=statement, fields=fields))
+
+
+_ONE_YEARS_DAY = ("event_time", "event_time_granularity", "valid_at", "precision")
 
 
 _REPLY_REACH = 3  # how many turns back a bare correction ("2nd dan actually") may answer

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 import pytest
 
 from observations.extract.date_tense import tense_at
-from observations.extract.dates import find_dates, resolve, rewrite_dates
+from observations.extract.dates import find_dates, resolve, rewrite_dates, yearly_dates
 
 # Monday 8 May 2023, 13:56 UTC (LoCoMo's first session).
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -270,3 +270,17 @@ def test_a_date_counted_from_a_date_stated_in_an_earlier_sentence() -> None:
 def test_a_counted_date_without_a_day_to_count_from_stays_as_written(text: str) -> None:
     found = find_dates(text, MONDAY)
     assert all("day before" not in f.text and "day after" not in f.text for f in found)
+
+
+@pytest.mark.parametrize(
+    ("text", "yearly"),
+    [
+        ("Amara's birthday is the 13th of june.", "Amara's birthday is on 13 June."),
+        ("Maya's birthday is on 4 July 2023.", "Maya's birthday is on 4 July."),
+        ("Their anniversary is on the first of next month.", "Their anniversary is on 1 June."),
+        ("Tom's birthday is in March 2024.", "Tom's birthday is in March 2024."),  # no day
+        ("Lena's birthday is the 13th.", "Lena's birthday is the 13th."),  # no month
+    ],
+)
+def test_a_day_that_comes_back_every_year_is_written_without_one(text: str, yearly: str) -> None:
+    assert yearly_dates(text, datetime(2023, 5, 8, 14, tzinfo=UTC)) == yearly
