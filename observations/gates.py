@@ -49,7 +49,7 @@ from observations.extract.base import (
     SessionEvent,
     SessionInput,
 )
-from observations.extract.lexicon import wordset
+from observations.extract.lexicon import SPOKEN_FORMS, wordset
 from observations.extract.statement_checks import failing_facts
 
 GATES: tuple[str, ...] = (
@@ -179,7 +179,10 @@ def _claims(words: Iterable[str], ignore: frozenset[str]) -> set[str]:
 
 
 def stems_of(text: str) -> set[str]:
-    return {stem(w) for w in tokens(text)}
+    """The stems of a source text's words, and of the words its chat spellings stand for
+    ("bday" supports "birthday")."""
+    words = tokens(text)
+    return {stem(w) for w in words} | {stem(SPOKEN_FORMS[w]) for w in words if w in SPOKEN_FORMS}
 
 
 def support(statement: str, sources: Iterable[str], ignore: frozenset[str] = frozenset()) -> float:

@@ -25,6 +25,7 @@ from observations.extract.clauses import (
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Reading, frame_of
 from observations.extract.inflect import agreeing
+from observations.extract.lexicon import SPOKEN_FORMS
 from observations.extract.references import (
     CORE,
     FIRST,
@@ -45,7 +46,6 @@ _HEDGES = words(
     """hope wish wonder doubt imagine suppose guess bet ask if whether unless maybe perhaps
     probably possibly hopefully glad"""
 )
-_SPOKEN = {"gon": "going", "wan": "want", "na": "to", "ta": "to", "nt": "n't", "bday": "birthday"}
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
 _FINITE = ("VBD", "VBZ", "VBP", "MD")
 _WH = ("WP", "WRB", "WDT", "WP$")
@@ -235,8 +235,8 @@ def voice(
                 replace[i + 1] = ""
         elif _bare_kin(parsed, word):
             replace[i] = f"{speech.me.possessive} {word.lower}"  # "dad had surgery"
-        elif word.lower in _SPOKEN and (word.lower != "nt" or word.dep == "neg"):
-            replace[i] = _SPOKEN[word.lower]
+        elif word.lower in SPOKEN_FORMS and (word.lower != "nt" or word.dep == "neg"):
+            replace[i] = SPOKEN_FORMS[word.lower]
         elif word.pos in ("PROPN", "NOUN") and word.dep != "compound":
             _member_name(parsed, word, words, speech, replace)
     subject = parsed.words[clause.subject] if clause.subject is not None else None

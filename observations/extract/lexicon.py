@@ -8,6 +8,16 @@ def wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+# Chat spellings and the words they stand for ("gonna" parses as "gon" + "na").
+SPOKEN_FORMS = {
+    "gon": "going",
+    "wan": "want",
+    "na": "to",
+    "ta": "to",
+    "nt": "n't",
+    "bday": "birthday",
+}
+
 # Words that carry no topic: pronouns, auxiliaries, prepositions, chat filler, light verbs.
 FUNCTION_WORDS = wordset(
     """

@@ -210,6 +210,8 @@ def test_support_does_not_count_names_dates_or_framing_against_a_statement() -> 
     assert support(statement, ["I went to a support group yesterday."], names) == 1.0
     assert support("Caroline is 30.", ["I'm 30."], names) == 1.0  # nothing claimed beyond a name
     assert support("Melanie paints lakes.", ["I love painting a lake."], names) == 1.0  # stems
+    # a chat spelling supports the word it stands for
+    assert support("Melanie's birthday is on 13 June.", ["my bday is june 13"], names) == 1.0
 
 
 def test_support_reads_strings_in_event_metadata_such_as_image_captions() -> None:
