@@ -96,13 +96,18 @@ def strip_vocative(sentence: str, addressee: str | None) -> str:
     return sentence[:1].upper() + sentence[1:]
 
 
+# a first or second person opening the rest of a sentence after a bare name
+_PERSONAL_START = r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|you|you['’]re|u|we|we['’]re)\b"
+
+
 @lru_cache(maxsize=256)
 def _vocatives(addressee: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Patterns for the addressee's name or nickname ("Mel" for Melanie) as a vocative."""
     first = re.escape(addressee.split()[0][:3])
     name = rf"(?:{first}[a-z]*|{re.escape(addressee)})"
     return (
-        re.compile(rf"^{name}\s*[,!.:]+\s*", re.IGNORECASE),
+        # "Mel, …", or in lower-case chat without the comma: "chloe i'm …", "mel you …"
+        re.compile(rf"^{name}(?:\s*[,!.:]+\s*|\s+(?={_PERSONAL_START}))", re.IGNORECASE),
         re.compile(rf",\s*{name}\s*(?=[.!?]*$)", re.IGNORECASE),
     )
 

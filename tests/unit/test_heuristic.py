@@ -20,6 +20,7 @@ from observations.extract.base import (
     SessionInput,
 )
 from observations.extract.heuristic import HeuristicExtractor
+from observations.extract.turns import strip_vocative
 from observations.gates import apply_gates
 
 # Monday 8 May 2023, 13:56 UTC.
@@ -460,3 +461,19 @@ def test_every_item_has_provenance_within_the_session(
         assert 0.0 <= item.confidence <= 1.0 and 0.0 <= item.importance <= 1.0
     owner_keys = [(i.owner_type, i.owner_id, i.key) for i in items]
     assert len(owner_keys) == len(set(owner_keys))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "addressee", "stripped"),
+    [
+        ("Mel, I went hiking.", "Melanie", "I went hiking."),
+        ("chloe i'm literally in this chat", "Chloe", "I'm literally in this chat"),
+        ("mel you were right", "Melanie", "You were right"),
+        ("melanie is coming too", "Melanie", "Melanie is coming too"),  # the subject stays
+        ("That was great, Melanie!", "Melanie", "That was great!"),
+    ],
+)
+def test_a_form_of_address_is_no_part_of_what_was_said(
+    sentence: str, addressee: str, stripped: str
+) -> None:
+    assert strip_vocative(sentence, addressee) == stripped
