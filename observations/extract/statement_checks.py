@@ -10,7 +10,9 @@ Each check names one way a statement fails to be a clean, self-contained atom:
 * ``unresolved_reference`` — a pronoun or demonstrative as subject or object that names
   nobody ("them", "that", "something", "that fellow fan", "he");
 * ``cut_value`` — the value stops inside a name or a number ("pediatric nurse at St" of
-  "St. Mary's", "1" of "1:48").
+  "St. Mary's", "1" of "1:48");
+* ``missing_object`` — its verb takes an object and has none: nothing is said of what
+  ("Andrew tried.", "Maya Chen loves.", "Tom Okafor bought at the market.").
 
 :func:`statement_failures` checks a batch (one parse for all of them); the checks that
 need no parse are :func:`text_failures`.
@@ -36,6 +38,7 @@ CHECKS: tuple[str, ...] = (
     "trailing_exclamation",
     "unresolved_reference",
     "cut_value",
+    "missing_object",
 )
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _PERSONAL = re.compile(
@@ -52,6 +55,21 @@ _ABBREVIATIONS = words("st dr mt mr mrs ms jr sr ft no vs prof gen capt sgt")
 _CONTINUES = re.compile(r"^(?:\.\s*[A-Z0-9]|[:.,]\d|\w|['’]s\b)")
 _SINGULAR_SUBJECT_TAGS = ("NN", "NNP")
 _PLURAL_ONLY = frozenset(("are", "were", "am", "'re", "'m"))
+# verbs that say nothing without what they act on ("Maya tried." — tried what?), in the
+# forms a statement writes them (the checks' parse has no lemmas)
+_NEED_OBJECT = words(
+    """try tries tried love loves loved like likes liked enjoy enjoys enjoyed adore adores
+    adored hate hates hated prefer prefers preferred want wants wanted need needs needed
+    buy buys bought take takes took make makes made bring brings brought find
+    finds found use uses used visit visits visited see sees saw watch watches watched give
+    gives gave keep keeps kept own owns owned borrow borrows borrowed grab grabs grabbed
+    order orders ordered pick picks picked choose chooses chose"""
+)
+# what can stand for an object: a direct or clausal object, a complement, an agent, the
+# particle of a phrasal verb ("gave up", "took off")
+_OBJECT_LIKE = frozenset(
+    ("dobj", "obj", "ccomp", "xcomp", "attr", "acomp", "dative", "oprd", "agent", "csubj", "prt")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,13 +159,27 @@ def cut_value(statement: str, value: str) -> bool:
 
 
 def parse_failures(parsed: Parsed) -> tuple[str, ...]:
-    """The checks that read the parse: agreement and unresolved references."""
+    """The checks that read the parse: agreement, unresolved references, missing objects."""
     failed = []
     if any(_disagrees(parsed, w) for w in parsed.words):
         failed.append("agreement")
     if any(_unresolved(parsed, w) for w in parsed.words):
         failed.append("unresolved_reference")
+    if any(_lacks_object(parsed, w) for w in parsed.words):
+        failed.append("missing_object")
     return tuple(failed)
+
+
+def _lacks_object(parsed: Parsed, word: Word) -> bool:
+    """The sentence's main verb takes an object and has none, in the active voice ("Maya
+    was given …" and "the car Maya bought" have theirs elsewhere)."""
+    if word.dep != "ROOT" or word.pos != "VERB" or word.lower not in _NEED_OBJECT:
+        return False
+    deps = {k.dep for k in parsed.kids(word.i)}
+    if deps & _OBJECT_LIKE or "auxpass" in deps or "nsubjpass" in deps:
+        return False
+    # "Maya Chen tried sushi and ramen": an object of a verb joined to it counts too
+    return not any(parsed.kids(k.i, *_OBJECT_LIKE) for k in parsed.kids(word.i, "conj"))
 
 
 def _disagrees(parsed: Parsed, word: Word) -> bool:

@@ -72,7 +72,33 @@ CASES = [  # check, a statement that fails it, one that passes it
         Statement("Maya Chen ran the half marathon in 1:48.", "1"),
         Statement("Maya Chen ran the half marathon in 1:48.", "1:48"),
     ),
+    ("missing_object", Statement("Andrew tried."), Statement("Andrew tried many wines.")),
+    (
+        "missing_object",
+        Statement("Tom Okafor bought at the market."),
+        Statement("Tom Okafor bought apples at the market."),
+    ),
 ]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "Maya Chen loves to paint.",  # a clause for an object
+        "Maya Chen loves painting landscapes.",
+        "Tom Okafor wants Maya Chen to come.",
+        "Maya Chen was given a puppy.",  # passive
+        "Maya Chen runs every morning.",  # no object needed
+        "Maya Chen moved to Lisbon.",
+        "Tom Okafor got married in 2019.",
+        "Maya Chen likes what Tom Okafor cooks.",
+        "Tom Okafor gave up.",  # a phrasal verb
+        "Maya Chen got away for a hike.",  # "get" goes without an object too often
+    ],
+)
+def test_a_verb_with_its_object_or_without_need_of_one_passes(statement: str) -> None:
+    [failed] = statement_failures([Statement(statement)])
+    assert "missing_object" not in failed, failed
 
 
 @pytest.mark.parametrize(("check", "bad", "good"), CASES)
