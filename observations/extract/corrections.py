@@ -28,6 +28,7 @@ from datetime import datetime
 from observations.extract.analysis import Parsed, Word, analyse
 from observations.extract.base import Extracted
 from observations.extract.clauses import SUBJECTS
+from observations.extract.dates import DATE_FIELDS
 from observations.extract.topics import part
 from observations.extract.vocabulary import JUDGEMENTS, words
 
@@ -37,14 +38,7 @@ _ANSWER = (*_CONTENT, "DET", "ADP")
 _LOOSE = ("ROOT", "npadvmod", "dep", "intj", "appos")  # how a bare X hangs on what follows
 # what a bare "X actually" that is a remark rather than a correction says ("nice weather")
 _REMARKS = JUDGEMENTS | words("nice lovely cool fine weird funny cute fun sweet wild weather")
-OWN_CONFIDENCE = 0.8
-# what a claim's date said, which an answer with another value leaves behind
-_DATE_FIELDS = (
-    "event_time",
-    "event_time_granularity",
-    "valid_at",
-    "precision",
-)  # what a member says of themself (above a friend's claim)
+OWN_CONFIDENCE = 0.8  # what a member says of themself (above a friend's claim)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +202,8 @@ def corrected(
     key = claim.key
     if wrong and key.endswith((f":{wrong}", f"-{wrong}")):
         key = key[: -len(wrong)] + part(said.right[-1].lemma)
-    dropped = ("said_by", *(_DATE_FIELDS if said.answer else ()))
+    # an answer with another value leaves behind what the claim's date said
+    dropped = ("said_by", *(DATE_FIELDS if said.answer else ()))
     fields = {k: v for k, v in claim.fields.items() if k not in dropped}
     where = value.casefold().rfind(wrong_text.casefold())
     if where < 0:

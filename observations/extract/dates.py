@@ -46,9 +46,13 @@ from observations.extract.date_rules import RULES, Context, cues
 from observations.extract.date_tense import Tense
 from observations.extract.date_words import NUM, ORD, number, ordinal
 
-__all__ = ["MONTHS", "Granularity", "ResolvedDate", "Tense", "apply_dates", "day_label"]
+__all__ = ["DATE_FIELDS", "MONTHS", "Granularity", "ResolvedDate", "Tense", "apply_dates"]
+__all__ += ["day_label"]
 __all__ += ["find_dates", "resolve", "rewrite_dates", "yearly_dates"]
 
+# an entry's fields that date it to one occurrence: the phrase (ISO 8601) and its
+# granularity, the day it starts on and how exact it is
+DATE_FIELDS = ("event_time", "event_time_granularity", "valid_at", "precision")
 _PREFIX = re.compile(r"(?i)\b(?:back in|during|on|in)\s+$")
 _KEEP_PREPOSITION = re.compile(
     r"(?i)\b(?:since|until|till|by|from|before|after|around|of|to|through|than|for|at|about"
@@ -124,6 +128,12 @@ class ResolvedDate:
         """How exact the date is (day, weekend, week, month, season, year): an entry's
         ``precision`` field."""
         return self.granularity
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """The fields of an entry dated by this phrase (:data:`DATE_FIELDS`)."""
+        values = (self.iso, self.granularity, self.valid_at, self.precision)
+        return dict(zip(DATE_FIELDS, values, strict=True))
 
 
 def day_label(day: date) -> str:

@@ -25,11 +25,11 @@ A clause with a date phrase that reads as an experience is an event, keyed by it
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import Any
 
+from materializers.profile import PROFILE_KINDS  # the kinds the profile orders by time said
 from observations.extract.analysis import Parsed, analyse
 from observations.extract.atoms import Atom, sentence_atoms
 from observations.extract.base import Extracted
@@ -40,7 +40,7 @@ from observations.extract.corrections import (
     correction,
     corrects,
 )
-from observations.extract.dates import ResolvedDate, yearly_dates
+from observations.extract.dates import DATE_FIELDS, ResolvedDate, yearly_dates
 from observations.extract.ellipsis import restored
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
@@ -57,8 +57,6 @@ QUESTION_STARTS = words(
     """what how why where when who which do does did is are can could would will have has
     should any anything was"""
 )
-# the kinds whose values the profile orders by time said (materializers.profile)
-PROFILE_KINDS = frozenset(("preference", "identity", "constraint", "skill", "relationship", "goal"))
 IMPORTANCE = {
     "identity": 0.8,
     "constraint": 0.8,
@@ -121,11 +119,8 @@ def _yearly(hit: FactHit) -> FactHit:
     if not item.key.endswith(_YEARLY):
         return hit
     statement = yearly_dates(item.statement, item.valid_from)
-    fields = {k: v for k, v in item.fields.items() if k not in _ONE_YEARS_DAY}
+    fields = {k: v for k, v in item.fields.items() if k not in DATE_FIELDS}
     return replace(hit, item=replace(item, statement=statement, fields=fields))
-
-
-_ONE_YEARS_DAY = ("event_time", "event_time_granularity", "valid_at", "precision")
 
 
 _REPLY_REACH = 3  # how many turns back a bare correction ("2nd dan actually") may answer
@@ -320,15 +315,5 @@ def _fields(turn: Turn, atom: Atom, owner: str) -> dict[str, Any]:
     if atom.persons:
         fields["persons"] = list(atom.persons)
     if atom.dates:
-        fields.update(_date_fields(atom))
+        fields.update(atom.dates[0].fields)
     return fields
-
-
-def _date_fields(atom: Atom) -> Iterator[tuple[str, Any]]:
-    first = atom.dates[0]
-    yield "event_time", first.iso
-    yield "event_time_granularity", first.granularity
-    for name in ("valid_at", "precision"):
-        value = getattr(first, name, None)
-        if value is not None:
-            yield name, value.isoformat() if hasattr(value, "isoformat") else value
