@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from ops.acl import grant_traversal
-from ops.embedded_postgres import SOCKET
+from ops.embedded_postgres import BIN, SOCKET
 from tests.system.home_services import base_dir, holding
 
 pytestmark = pytest.mark.skipif(
@@ -130,12 +130,19 @@ def test_a_running_server_made_with_trust_is_made_private_in_place(base: Path) -
         "import sys, embedded_postgres;"
         " print(embedded_postgres.get_server(sys.argv[1], cleanup_mode=None).get_uri())"
     )
-    old = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", start_old, str(home / "postgres")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    # as root, the package widens (g+rx, o+rx) every directory above its binaries and the
+    # data: the checkout's own are given back their modes after it
+    widened = _modes([*BIN.parents, *home.parents])
+    try:
+        old = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", start_old, str(home / "postgres")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        for path, mode in widened.items():
+            path.chmod(mode)
     old_url = old.stdout.strip().splitlines()[-1]
     socket_dir = old_url.split("host=")[1]
     assert stat.S_IMODE(Path(socket_dir).stat().st_mode) == 0o777
@@ -147,7 +154,7 @@ def test_a_running_server_made_with_trust_is_made_private_in_place(base: Path) -
             assert stat.S_IMODE(Path(socket_dir).stat().st_mode) == 0o700
             hba = (home / "postgres" / "pg_hba.conf").read_text()
             assert "trust" not in hba and "peer map=owner" in hba
-            probe = as_nobody(PROBE, str(home), old_url, "/nonexistent")
+            probe = as_nobody(PROBE, str(home), f"{socket_dir}/{SOCKET}", "/nonexistent")
             assert json.loads(probe.stdout)["postgres socket"] is True
             with psycopg.connect(old_url) as fresh:  # its owner connects as before
                 assert fresh.execute("SELECT 1").fetchone() == (1,)
