@@ -9,6 +9,7 @@ from ledger.errors import (
     SessionNotFound,
 )
 from ledger.events import EventIn, Limits
+from ledger.migrations import DatabasePredatesMigrations
 from ledger.store import (
     AppendResult,
     EventOutcome,
@@ -24,6 +25,7 @@ from ledger.store import (
 
 __all__ = [
     "AppendResult",
+    "DatabasePredatesMigrations",
     "EventIn",
     "EventOutcome",
     "InvalidArgument",

@@ -6,16 +6,13 @@ nested); the entrypoint that made the connection owns the outer transaction.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.rows import dict_row, tuple_row
+from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from ledger.errors import InvalidScope
@@ -32,46 +29,14 @@ ENTRY_CHANGES_LOCK = 0x6D6C_0003
 Conn = psycopg.Connection[dict[str, Any]]
 
 
-def schema_sql() -> str:
-    """The text of ``schema.sql``: packaged beside this module, or at the project root."""
-    packaged = resources.files("ledger").joinpath("schema.sql")
-    if packaged.is_file():
-        return packaged.read_text("utf-8")
-    return (Path(__file__).resolve().parent.parent / "schema.sql").read_text("utf-8")
-
-
 def apply_schema(conn: psycopg.Connection[Any]) -> bool:
-    """Create or update every table, index, function and policy; safe to run again. A
-    database that already has this very schema (its digest is kept in
-    ``memledger_schema``) is left alone: re-creating policies would lock every table.
-    Returns whether the schema was applied."""
-    text = schema_sql()
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", [SCHEMA_LOCK])
-        if _schema_digest(conn) == digest:
-            applied = False
-        else:
-            conn.execute(text.encode())
-            conn.execute(
-                "INSERT INTO memledger_schema (id, digest) VALUES (1, %s)"
-                " ON CONFLICT (id) DO UPDATE SET digest = excluded.digest",
-                [digest],
-            )
-            applied = True
+    """Bring the schema up to date: apply the pending migrations (:mod:`ledger.migrations`;
+    safe to run again, and from several processes at once). Returns whether any was applied."""
+    from ledger.migrations import upgrade  # it imports this module (SCHEMA_LOCK)
+
+    applied = bool(upgrade(conn))
     _register_vector(conn)
     return applied
-
-
-def _schema_digest(conn: psycopg.Connection[Any]) -> str | None:
-    with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute("SELECT to_regclass('memledger_schema') IS NOT NULL")
-        exists = cur.fetchone()
-        if not exists or not exists[0]:
-            return None
-        cur.execute("SELECT digest FROM memledger_schema WHERE id = 1")
-        row = cur.fetchone()
-    return None if row is None else str(row[0])
 
 
 def configure(conn: psycopg.Connection[Any]) -> None:

@@ -354,20 +354,29 @@ def test_tenant_scope_rejects_a_malformed_tenant_id(conn: Conn, bad: str) -> Non
         pytest.fail("entered a malformed scope")
 
 
-def test_the_schema_is_applied_again_only_when_it_changed(conn: Conn) -> None:
+def test_the_schema_applies_only_the_migrations_the_database_lacks(conn: Conn) -> None:
     def policies() -> list[tuple[str, str]]:
         rows = conn.execute(
             "SELECT polname::text AS name, xmin::text AS version FROM pg_policy ORDER BY 1"
         ).fetchall()
         return [(r["name"], r["version"]) for r in rows]
 
+    def kind_check() -> int:
+        return count(
+            conn,
+            "SELECT count(*) FROM pg_constraint WHERE conname = 'memory_entries_kind_check'",
+        )
+
     before = policies()
-    assert apply_schema(conn) is False  # the database has this schema: nothing is run
+    assert apply_schema(conn) is False  # the database has every migration: nothing is run
     assert policies() == before
-    conn.execute("UPDATE memledger_schema SET digest = 'an older schema'")
+    # a database that lacks 0002 (the kind check) gets that one alone
+    conn.execute("ALTER TABLE memory_entries DROP CONSTRAINT memory_entries_kind_check")
+    conn.execute("DELETE FROM memledger_migrations WHERE version = 2")
+    assert kind_check() == 0
     assert apply_schema(conn) is True
-    assert [name for name, _ in policies()] == [name for name, _ in before]
-    assert policies() != before  # re-created
+    assert kind_check() == 1
+    assert policies() == before  # the baseline did not run again
     assert apply_schema(conn) is False
 
 

@@ -1,0 +1,248 @@
+"""The numbered migrations (ledger/migrations/): a database upgraded from the baseline ends
+up exactly as a fresh install, with its data; an upgrade is applied once, however many
+processes run it; a database of the older digest mechanism is adopted."""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from ledger import DatabasePredatesMigrations, append
+from ledger.db import Conn, apply_schema, connect
+from ledger.migrations import LEGACY_SCHEMA_DIGEST, migrations, pending, upgrade
+from observations.extract.base import KINDS
+from ops.services import drop_database, recreate_database
+from tests.events import message
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+NOW = datetime(2024, 5, 10, tzinfo=UTC)
+LATEST = [m.version for m in migrations()]
+
+# The schema's objects, each rendered by the server, so two databases can be compared.
+# Objects of extensions (pgvector's functions and types) are left out.
+_NOT_EXTENSION = """NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '{catalog}'::regclass
+                                 AND d.objid = {oid} AND d.deptype = 'e')"""
+CATALOG = {
+    "schema": "SELECT nspname::text, nspacl::text FROM pg_namespace"
+    " WHERE nspname = current_schema()",
+    "relations": "SELECT relname::text, relkind::text, relrowsecurity, relforcerowsecurity,"
+    " reloptions::text, relacl::text FROM pg_class c"
+    " WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p', 'S', 'v')"
+    f" AND {_NOT_EXTENSION.format(catalog='pg_class', oid='c.oid')} ORDER BY 1",
+    "columns": "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, a.atttypmod),"
+    " a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attidentity::text,"
+    " a.attgenerated::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+    " LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum"
+    " WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')"
+    " AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1, a.attnum",
+    "constraints": "SELECT conrelid::regclass::text, conname::text, contype::text,"
+    " pg_get_constraintdef(oid), convalidated FROM pg_constraint"
+    " WHERE connamespace = current_schema()::regnamespace AND conrelid <> 0 ORDER BY 1, 2",
+    "indexes": "SELECT tablename::text, indexname::text, indexdef FROM pg_indexes"
+    " WHERE schemaname = current_schema() ORDER BY 1, 2",
+    "policies": "SELECT tablename::text, policyname::text, permissive, roles::text, cmd, qual,"
+    " with_check FROM pg_policies WHERE schemaname = current_schema() ORDER BY 1, 2",
+    "functions": "SELECT p.proname::text, pg_get_functiondef(p.oid), p.proacl::text"
+    " FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace"
+    f" AND {_NOT_EXTENSION.format(catalog='pg_proc', oid='p.oid')} ORDER BY 1, 2",
+    "triggers": "SELECT tgrelid::regclass::text, tgname::text, pg_get_triggerdef(oid),"
+    " tgenabled::text FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1, 2",
+    "extensions": "SELECT extname::text FROM pg_extension ORDER BY 1",
+}
+
+
+def catalog(conn: psycopg.Connection[Any]) -> dict[str, list[tuple[Any, ...]]]:
+    with conn.cursor(row_factory=psycopg.rows.tuple_row) as cur:
+        return {name: cur.execute(query).fetchall() for name, query in CATALOG.items()}
+
+
+@pytest.fixture
+def empty_db(admin_url: str) -> Iterator[Callable[[], str]]:
+    """Makes empty databases (no schema at all); dropped after the test."""
+    names: list[str] = []
+
+    def make() -> str:
+        names.append(f"memledger_test_{os.getpid()}_mig_{uuid.uuid4().hex[:8]}")
+        return recreate_database(admin_url, names[-1])
+
+    yield make
+    for name in names:
+        drop_database(admin_url, name)
+
+
+@pytest.fixture
+def fresh_catalog(shared_db_url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """A fresh install's catalog: the test databases are made by apply_schema."""
+    with connect(shared_db_url, autocommit=True) as conn:
+        return catalog(conn)
+
+
+def versions(conn: Conn) -> list[int]:
+    rows = conn.execute("SELECT version FROM memledger_migrations ORDER BY 1").fetchall()
+    return [r["version"] for r in rows]
+
+
+def has_table(conn: Conn, name: str) -> bool:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL AS found", [name]).fetchone()
+    return bool(row and row["found"])
+
+
+def add_entry(conn: Conn, tenant: str, kind: str) -> int:
+    row = conn.execute(
+        "INSERT INTO memory_entries (tenant_id, owner_type, owner_id, kind, key,"
+        " canonical_statement, confidence, importance, valid_from, recorded_at,"
+        " source_event_ids, updated_at)"
+        " VALUES (%s, 'user', 'maya', %s, %s, 'Maya likes tea.', 0.8, 0.5, %s, %s, '{1}', %s)"
+        " RETURNING id",
+        [tenant, kind, f"{kind}:drink", T0, NOW, NOW],
+    ).fetchone()
+    assert row is not None
+    return int(row["id"])
+
+
+def make_legacy(conn: Conn, digest: str) -> None:
+    """The state the digest mechanism left: the baseline schema, its digest in
+    memledger_schema, no memledger_migrations."""
+    assert upgrade(conn, to=1) == [1]
+    conn.execute("DROP TABLE memledger_migrations")
+    conn.execute(
+        "CREATE TABLE memledger_schema"
+        " (id integer PRIMARY KEY CHECK (id = 1), digest text NOT NULL)"
+    )
+    conn.execute("INSERT INTO memledger_schema (id, digest) VALUES (1, %s)", [digest])
+
+
+def test_a_fresh_install_applies_every_migration_in_order(empty_db: Callable[[], str]) -> None:
+    with connect(empty_db(), autocommit=True) as conn:
+        assert pending(conn) == LATEST
+        assert apply_schema(conn) is True
+        assert versions(conn) == LATEST
+        rows = conn.execute("SELECT name FROM memledger_migrations ORDER BY version").fetchall()
+        assert [r["name"] for r in rows] == [m.name for m in migrations()]
+        assert pending(conn) == []
+        assert not has_table(conn, "memledger_schema")
+
+
+def test_a_baseline_database_upgraded_matches_a_fresh_install_and_keeps_its_data(
+    empty_db: Callable[[], str], fresh_catalog: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    with connect(empty_db(), autocommit=True) as conn:
+        assert upgrade(conn, to=1) == [1]
+        assert pending(conn) == LATEST[1:]
+        assert catalog(conn) != fresh_catalog
+        tenant = "mig"
+        result = append(conn, tenant, [message("a", T0), message("b", T0 + timedelta(minutes=5))],
+                        now=NOW)  # fmt: skip
+        entry = add_entry(conn, tenant, "preference")
+
+        assert apply_schema(conn) is True  # like every start
+        assert versions(conn) == LATEST
+        assert catalog(conn) == fresh_catalog
+        events = conn.execute(
+            "SELECT external_id, session_id FROM memory_session_events WHERE tenant_id = %s"
+            " ORDER BY seq",
+            [tenant],
+        ).fetchall()
+        assert [(e["external_id"], e["session_id"]) for e in events] == [
+            ("a", result.opened[0]),
+            ("b", result.opened[0]),
+        ]
+        row = conn.execute("SELECT kind, canonical_statement FROM memory_entries").fetchone()
+        assert row == {"kind": "preference", "canonical_statement": "Maya likes tea."}
+        assert conn.execute("SELECT id FROM memory_entries").fetchall() == [{"id": entry}]
+
+
+def test_an_upgrade_run_again_changes_nothing(conn: Conn) -> None:
+    def objects() -> list[tuple[str, str]]:  # xmin moves when a row is written again
+        rows = conn.execute(
+            "SELECT polname::text AS name, xmin::text AS version FROM pg_policy"
+            " UNION ALL SELECT conname::text, xmin::text FROM pg_constraint"
+            " UNION ALL SELECT relname::text, xmin::text FROM pg_class"
+            " WHERE relnamespace = current_schema()::regnamespace ORDER BY 1, 2"
+        ).fetchall()
+        return [(r["name"], r["version"]) for r in rows]
+
+    before = objects()
+    assert pending(conn) == []
+    assert upgrade(conn) == []
+    assert upgrade(conn) == []
+    assert apply_schema(conn) is False
+    assert objects() == before
+
+
+def test_processes_upgrading_at_once_apply_each_migration_once(
+    empty_db: Callable[[], str], fresh_catalog: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    url = empty_db()
+    results: list[list[int]] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def run() -> None:
+        try:
+            with connect(url, autocommit=True) as conn:
+                start.wait()
+                results.append(upgrade(conn))
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(v for r in results for v in r) == LATEST  # each version by one of them
+    with connect(url, autocommit=True) as conn:
+        assert versions(conn) == LATEST
+        assert catalog(conn) == fresh_catalog
+
+
+def test_a_database_of_the_digest_mechanism_is_adopted(
+    empty_db: Callable[[], str], fresh_catalog: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    with connect(empty_db(), autocommit=True) as conn:
+        make_legacy(conn, LEGACY_SCHEMA_DIGEST)
+        entry = add_entry(conn, "mig", "goal")
+        assert pending(conn) == LATEST[1:]  # the baseline is recorded, not run
+        assert not has_table(conn, "memledger_migrations")  # pending only reads
+
+        assert upgrade(conn) == LATEST[1:]
+        assert versions(conn) == LATEST
+        assert not has_table(conn, "memledger_schema")
+        assert catalog(conn) == fresh_catalog
+        assert conn.execute("SELECT id FROM memory_entries").fetchall() == [{"id": entry}]
+        assert upgrade(conn) == []
+
+
+def test_a_database_of_another_schema_digest_is_refused(empty_db: Callable[[], str]) -> None:
+    with connect(empty_db(), autocommit=True) as conn:
+        make_legacy(conn, "0" * 64)
+        before = catalog(conn)
+        with pytest.raises(DatabasePredatesMigrations, match="predates migrations") as raised:
+            pending(conn)
+        assert raised.value.fields == {"digest": "0" * 64}
+        with pytest.raises(DatabasePredatesMigrations):
+            upgrade(conn)
+        with pytest.raises(DatabasePredatesMigrations):
+            apply_schema(conn)
+        assert catalog(conn) == before  # nothing created, nothing dropped
+        assert not has_table(conn, "memledger_migrations")
+
+
+def test_entries_take_every_kind_the_extractors_write(conn: Conn) -> None:
+    for kind in KINDS:
+        add_entry(conn, "mig", kind)
+
+
+def test_entries_of_an_unknown_kind_are_refused(conn: Conn) -> None:
+    with pytest.raises(psycopg.errors.CheckViolation) as raised, conn.transaction():
+        add_entry(conn, "mig", "hobby")
+    assert raised.value.diag.constraint_name == "memory_entries_kind_check"
