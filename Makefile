@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 WHEEL_DIR ?= ../shared/wheels
 LLAMA_WHEEL := $(WHEEL_DIR)/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl
 
-.PHONY: run serve test lint bench fuzz clean
+.PHONY: run serve test test-fast lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,16 @@ serve: $(STAMP)
 	$(BIN)/memledger keys create --name make-serve
 	$(BIN)/memledger serve
 
+# everything (unit, integration, system), with the 15 slowest tests named at the end
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=15
+
+# the unit tests alone: no PostgreSQL, no Redis. The URLs point nowhere, so a test that
+# reaches for a database fails at once instead of starting the embedded services.
+NOWHERE_DB := postgresql://nobody@127.0.0.1:1/none
+test-fast: $(STAMP)
+	MEMLEDGER_TEST_DATABASE_URL=$(NOWHERE_DB) MEMLEDGER_DATABASE_URL=$(NOWHERE_DB) \
+	  MEMLEDGER_REDIS_URL=redis://127.0.0.1:1 $(BIN)/pytest -q tests/unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
