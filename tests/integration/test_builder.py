@@ -10,7 +10,6 @@ with the heuristic extractor and the deterministic hash embedder.
 from __future__ import annotations
 
 import dataclasses
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -50,6 +49,7 @@ from observations.extract.base import (
 from observations.extract.heuristic import HeuristicExtractor
 from observations.gates import GATES
 from tests.events import replay, sample_events
+from tests.lock_waits import wait_until_blocked
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)  # after the sample's last event (6 Oct, 18:33 UTC)
 LATER = NOW + timedelta(days=1)
@@ -624,20 +624,22 @@ def test_concurrent_changes_of_an_entry_each_see_the_one_before(fresh_db_url: st
         ingest_sample(a, tenant)
         build_all(a, tenant, hash_config())
         entry_id = rows(a, "memory_entries", tenant)[0]["id"]
+        a_pid, b_pid = a.info.backend_pid, b.info.backend_pid
         b.execute("SELECT 1")  # b's changes wait in its open transaction, locks held
         edit_entry(b, tenant, entry_id, "Edited first.", embedder=HashEmbedder(),
                    actor="api:b", now=NOW)  # fmt: skip
         with ThreadPoolExecutor(2) as pool:  # b holds the entry: both wait for it
             edit = pool.submit(edit_entry, a, tenant, entry_id, "Edited second.",
                                embedder=HashEmbedder(), actor="api:a", now=NOW)  # fmt: skip
-            time.sleep(0.3)
+            wait_until_blocked(fresh_db_url, a_pid, by=b_pid)
             assert not edit.done()
             b.commit()
             edit.result(timeout=10)
             b.execute("SELECT 1")
             delete_entry(b, tenant, entry_id, actor="api:b", now=NOW)
             again = pool.submit(delete_entry, a, tenant, entry_id, actor="api:a", now=NOW)
-            time.sleep(0.3)
+            wait_until_blocked(fresh_db_url, a_pid, by=b_pid)
+            assert not again.done()
             b.commit()
             again.result(timeout=10)
         changes = [

@@ -3,6 +3,7 @@ once it is flushed."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -120,9 +121,18 @@ def test_shared_metrics_flush_in_the_background_and_at_exit(
         ):
             assert time.monotonic() < deadline, "never flushed in the background"
             time.sleep(0.02)
+        real_flush, slowed = worker.flush, threading.Event()
+
+        def flush_then_look() -> None:
+            real_flush()
+            if metrics_module.FLUSH_SECONDS == 3600.0:
+                slowed.set()  # the flusher reads the interval next: it now waits an hour
+
+        monkeypatch.setattr(worker, "flush", flush_then_look)
         monkeypatch.setattr(metrics_module, "FLUSH_SECONDS", 3600.0)
-        time.sleep(0.1)  # the flusher now waits an hour
+        assert slowed.wait(10), "the flusher never came round again"
         worker.add([(EVENTS, ("accepted",), 3)])
+        assert accepted(process) == 2  # not flushed in the background
     assert accepted(process) == 5  # flushed at exit
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -45,6 +44,7 @@ from observations.builder import BuildConfig, build_session
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
 from tests.events import replay, sample_events, says
+from tests.lock_waits import wait_until_blocked
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)  # after the sample's last event
 T0 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)
@@ -570,14 +570,16 @@ def test_a_review_during_a_recomputation_is_kept_or_refused_never_lost(
             entries.end(experience, "deleted")  # its evidence is gone: the runner drops it
         planned = threading.Event()
         real_plan = sync.plan_skills
+        projecting_pid, reviewing_pid = a.info.backend_pid, b.info.backend_pid
 
-        def plan_then_dawdle(*args: Any) -> Any:
+        def plan_then_await_the_review(*args: Any) -> Any:
             out = real_plan(*args)
             planned.set()
-            time.sleep(0.5)  # the review arrives now, between the plan and its writes
+            # the review arrives now, between the plan and its writes, and waits for them
+            wait_until_blocked(fresh_db_url, reviewing_pid, by=projecting_pid)
             return out
 
-        monkeypatch.setattr(sync, "plan_skills", plan_then_dawdle)
+        monkeypatch.setattr(sync, "plan_skills", plan_then_await_the_review)
         with ThreadPoolExecutor(1) as pool:
             projecting = pool.submit(project, a, tenant, now=NOW + timedelta(minutes=1))
             assert planned.wait(10)
