@@ -700,14 +700,13 @@ def test_a_server_trickling_its_answer_is_cut_off_at_the_timeout() -> None:
         extractor = _extractor(
             server.base_url, ScriptedFallback(), sleeps, timeout=0.5, max_retries=1
         )
-        began = time.monotonic()
         extraction = extractor.extract(DOG_CHAT)
-        took = time.monotonic() - began
         extractor.close()
+    # only a timeout over the whole reply ends it: each byte came well within 0.5 s, and
+    # the reply, read to its end, would have been an extraction by the LLM
     assert extraction.fallback_reason is not None
     assert extraction.fallback_reason.startswith("llm_timeout: ")
     assert sleeps.calls == [0.5]
-    assert took < 10, took
 
 
 def test_requests_go_through_the_proxy_the_environment_names(

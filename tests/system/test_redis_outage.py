@@ -135,9 +135,8 @@ class Served:
         assert row is not None
         return int(row["n"])
 
-    def stop(self) -> float:
-        """SIGTERM; the seconds it took to exit (fails the test past ``STOP_S``)."""
-        began = time.monotonic()
+    def stop(self) -> None:
+        """SIGTERM; fails the test if serve has not exited ``STOP_S`` later (it hangs)."""
         self.process.proc.send_signal(signal.SIGTERM)
         try:
             self.process.proc.wait(STOP_S)
@@ -145,7 +144,6 @@ class Served:
             self.process.proc.kill()
             self.process.proc.wait()
             pytest.fail(f"serve still running {STOP_S}s after SIGTERM\n{self.tail()}")
-        return time.monotonic() - began
 
     def post_events(self, events: list[dict[str, Any]]) -> int:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
@@ -305,7 +303,7 @@ def test_a_redis_killed_during_ingest_loses_no_response_and_no_build(
         lambda: f"every closed session built: {serve.sessions()}\n{serve.tail()}",
     )
     assert serve.get("/metrics")[0] == 200
-    assert serve.stop() < STOP_S
+    serve.stop()
 
 
 def test_serve_stops_within_a_bound_while_redis_is_down(
@@ -313,7 +311,7 @@ def test_serve_stops_within_a_bound_while_redis_is_down(
 ) -> None:
     ingest = ingest_across(serve, own_redis)
     assert ingest.answers == [200] * len(ingest.answers), serve.tail()
-    assert serve.stop() < STOP_S
+    serve.stop()
 
 
 def test_a_restarted_redis_is_noticed_by_one_asker_once(own_redis: RedisProcess) -> None:
