@@ -26,7 +26,7 @@ from collections.abc import Callable
 from observations.extract.clauses import GO
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
-from observations.extract.states import attribute, copula, naming, status
+from observations.extract.states import about_a_job, attribute, copula, naming, status
 from observations.extract.topics import (
     activity_topic,
     concrete,
@@ -43,6 +43,8 @@ from observations.extract.vocabulary import (
     JOBS,
     LIKE,
     ROLES,
+    SETTINGS,
+    TIME_NOUNS,
     TRYING,
     VAGUE,
     VEHICLES,
@@ -101,6 +103,8 @@ def work(f: Frame) -> Reading | None:
     anchor = f.head.i
     if f.lemma != "work":
         jobs = [o for o in f.kids("dobj") if o.lemma in JOBS]
+        if not jobs and f.lemma in ("start", "begin"):
+            return _started_at(f)
         if not jobs or f.lemma not in ("start", "get", "land", "take", "accept", "have", "begin"):
             return None
         anchor = jobs[0].i
@@ -110,6 +114,21 @@ def work(f: Frame) -> Reading | None:
         return _reading(f, "identity", "occupation", role_word.i, 0.9)
     for employer in f.preps("at", "for", "with", of=anchor) + f.preps("at", "for", "with"):
         return _reading(f, "identity", "employer", employer.i, 0.85)
+    return None
+
+
+def _started_at(f: Frame) -> Reading | None:
+    """ "I quit the bakery job, started at a vet clinic": starting "at" a place, in a
+    sentence about a job, is starting work there; not "started at 9", "started at home",
+    "started at the weekend", nor without a job named ("started at the bottom")."""
+    if f.negative or not about_a_job(f):
+        return None
+    for found in f.preps("at"):
+        if found.pos not in ("PROPN", "NOUN") or found.tag in ("NNS", "NNPS"):
+            continue
+        if found.lemma in SETTINGS or found.lemma in TIME_NOUNS:
+            continue
+        return _reading(f, "identity", "employer", found.i, 0.75)
     return None
 
 

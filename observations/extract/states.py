@@ -104,14 +104,19 @@ def _recurring(f: Frame) -> bool:
     return False
 
 
+def about_a_job(f: Frame) -> bool:
+    """The clause's sentence names a job ("switched jobs", "quit the bakery job", "got
+    hired"); not "a job interview", "the job fair", where the job word only modifies."""
+    return any(
+        (w.lemma in JOBS or w.lemma in ("employer", "hire")) and w.dep != "compound"
+        for w in f.parsed.words
+    )
+
+
 def _workplace(f: Frame) -> Reading | None:
     """ "I switched jobs, I'm at Brightline now": "at" a name, in a sentence about a job,
     is an employer; not a place one is at ("at the gym", "at home", "at work")."""
-    jobs = any(
-        (w.lemma in JOBS or w.lemma in ("employer", "hire")) and w.dep != "compound"
-        for w in f.parsed.words
-    )  # not "a job interview", "the job fair"
-    if not jobs or f.negative:
+    if not about_a_job(f) or f.negative:
         return None
     for found in f.preps("at"):
         bare = not f.kids("det", "poss", of=found.i) and found.pos in ("PROPN", "NOUN")

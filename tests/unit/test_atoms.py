@@ -420,3 +420,16 @@ def test_a_relation_set_after_a_name_names_it() -> None:
     assert _passes_checks(found)
     for said in ("That one is Max, my childhood dog.", "I love Paris, my favorite city."):
         assert all(f.kind != "relationship" for f in facts([("tom", said)]))
+
+
+def test_starting_at_a_place_in_a_sentence_about_a_job_is_a_new_employer() -> None:
+    (old,) = facts([("maya", "i work at crumb & co, the bakery on kastanienallee")])
+    said = "i quit the bakery job, started at a vet clinic last week"
+    found = facts([("maya", said)], START + timedelta(days=60))
+    (new,) = [f for f in found if f.key == "identity:employer"]
+    assert new.fields["object"] == "vet clinic" and _passes_checks(found)
+    (change,) = plan_supersede([_entry(1, old), _entry(2, new)])
+    assert (change.old, change.new) == (1, 2)
+    for said in ("i started at a new gym", "my job sucks, started at 9 today"):
+        assert all(f.key != "identity:employer" for f in facts([("maya", said)]))
+
