@@ -47,6 +47,7 @@ _HEDGES = words(
     probably possibly hopefully glad"""
 )
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
+_SPEAKER_WORDS = frozenset(("i", "we"))
 _FINITE = ("VBD", "VBZ", "VBP", "MD")
 _WH = ("WP", "WRB", "WDT", "WP$")
 
@@ -108,8 +109,20 @@ def _factual(parsed: Parsed, clause: Clause) -> bool:
     if clause.link == "ccomp" and clause.parent is not None:
         parent = parsed.words[clause.parent]
         negated = any(k.dep == "neg" for k in parsed.kids(parent.i))
-        return parent.lemma not in _HEDGES and not (negated and parent.lemma in COGNITION)
+        doubted = negated and parent.lemma in COGNITION and not _aside(parsed, clause, parent)
+        return parent.lemma not in _HEDGES and not doubted
     return True
+
+
+def _aside(parsed: Parsed, clause: Clause, parent: Word) -> bool:
+    """A statement made first, then a remark on it by or to someone other than the
+    speaker ("theo got a job at stripe, he won't say it himself", "…, don't tell anyone"):
+    the remark's negation does not take the statement back, as "I don't think" before it
+    (or "…, I don't know" after it) does."""
+    if clause.head > parent.i:
+        return False
+    subjects = parsed.kids(parent.i, *SUBJECTS)
+    return not any(s.lower in _SPEAKER_WORDS for s in subjects)
 
 
 def _of_another(parsed: Parsed, clause: Clause, speech: Speech) -> bool:

@@ -433,3 +433,11 @@ def test_starting_at_a_place_in_a_sentence_about_a_job_is_a_new_employer() -> No
     for said in ("i started at a new gym", "my job sucks, started at 9 today"):
         assert all(f.key != "identity:employer" for f in facts([("maya", said)]))
 
+
+def test_a_statement_then_a_remark_that_someone_else_wont_say_it_is_still_said() -> None:
+    lines = [("tom", "also maya got a job at stripe, she wont say it herself lol"),
+             ("maya", "lol yes")]  # fmt: skip
+    (job,) = [f for f in facts(lines) if f.key == "identity:employer"]
+    assert (job.owner_id, job.fields["said_by"]) == ("maya", "tom")
+    for said in ("i don't think maya got a job at stripe", "maya got a job at stripe, i don't think"):
+        assert all(f.key != "identity:employer" for f in facts([("tom", said), ("maya", "hm")]))
