@@ -204,6 +204,32 @@ def _day_of_month(m: re.Match[str], ctx: Context) -> Period | None:
     return _by_tense(f"{day} {MONTH_NAMES[month - 1]}", m, ctx)
 
 
+def _bare_day(m: re.Match[str], ctx: Context) -> Period | None:
+    """ "due on the 3rd" with no month near: that day of this month, the month before or the
+    month after, by tense (the latest up to the anchor in the past, the first from it on
+    in the future, else the nearer), as :func:`_by_tense` picks a year."""
+    if ctx.after(m, _A_MONTH):
+        return None  # "next month on the 30th" that month lacks: no other month's 30th
+    day, anchor = ordinal(m["d"]), ctx.anchor
+    candidates = []
+    for months in (-1, 0, 1):
+        year, month = divmod(anchor.year * 12 + anchor.month - 1 + months, 12)
+        try:
+            candidates.append(date(year, month + 1, day))
+        except ValueError:  # the 31st of a 30-day month
+            continue
+    tense = ctx.tense_of(m)
+    past = [d for d in candidates if d <= anchor]
+    future = [d for d in candidates if d >= anchor]
+    if tense == "past" or not future:
+        chosen = max(past) if past else None
+    elif tense == "future" or not past:
+        chosen = min(future)
+    else:
+        chosen = min((max(past), min(future)), key=lambda d: abs((d - anchor).days))
+    return day_range(chosen) if chosen else None
+
+
 def _weekday_and_day(m: re.Match[str], ctx: Context) -> Period | None:
     """ "Friday 26 September": without a year, the occurrence nearest the anchor on that
     weekday (the weekday names the year; the sentence's tense is often another event's)."""
@@ -259,6 +285,13 @@ def _year(m: re.Match[str], ctx: Context) -> Period | None:
     return year_range(int(m["y"])) if ctx.after(m, _PREPOSITION) else None
 
 
+_A_MONTH = re.compile(rf"(?i)\b(?:month|{MON})\s*,?\s*$")
+# what may follow a day of the month standing alone ("on the 3rd, remind me", "on the 3rd
+# at noon"); not a noun ("on the 3rd floor", "on the 2nd try") nor "of" a month
+_AFTER_BARE_DAY = (
+    r"\s*(?:$|[.,!?;:)]|(?:and|or|but|so|at|in|when|because|then|too|as|if|for|from|btw"
+    r"|lol|i|we|you|he|she|they|it|please|pls|right)\b)"
+)
 _UNIT = r"(?P<unit>day|week|fortnight|month|year|decade)s?"
 _PART = r"(?:\s+(?:morning|afternoon|evening|night))?"
 _DIGIT_NEEDLE = ("0",)
@@ -290,6 +323,7 @@ RULES: tuple[Rule, ...] = tuple(
          MONTH_NEEDLES),
         (rf"\b{MON}\s+(?:the\s+)?(?P<d>{ORD}|\d{{1,2}})\b(?!:|\.\d|\s*(?:am|pm|%))(?:,?\s+{YEAR}\b)?",
          _month_then_day, MONTH_NEEDLES),
+        (rf"\bon\s+the\s+(?P<d>{ORD})(?={_AFTER_BARE_DAY})", _bare_day, ("the",)),
         (rf"\b{MON},?\s+(?:of\s+)?{YEAR}\b", _month_of_year, MONTH_NEEDLES),
         (rf"\b(?:(?:early|late|mid)[\s-]+)?{MON}'?", _bare_month, MONTH_NEEDLES),
         (r"(?<![\d/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/])", _numeric_day,

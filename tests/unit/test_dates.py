@@ -284,3 +284,19 @@ def test_a_counted_date_without_a_day_to_count_from_stays_as_written(text: str) 
 )
 def test_a_day_that_comes_back_every_year_is_written_without_one(text: str, yearly: str) -> None:
     assert yearly_dates(text, datetime(2023, 5, 8, 14, tzinfo=UTC)) == yearly
+
+
+def test_a_day_of_the_month_alone_is_that_day_of_the_month_the_tense_points_to() -> None:
+    # Thursday 20 March 2025
+    anchor = datetime(2025, 3, 20, 18, 0, tzinfo=UTC)
+    said = {
+        "my lease renewal is due on the 3rd, remind me": "2025-04-03",
+        "i will see him on the 30th": "2025-03-30",
+        "i paid it on the 3rd": "2025-03-03",
+    }
+    for text, iso in said.items():
+        assert [d.iso for d in find_dates(text, anchor)] == [iso], text
+    for text in ("we live on the 3rd floor", "i passed on the 2nd try"):
+        assert find_dates(text, anchor) == (), text
+    (composed,) = find_dates("it's due on the 1st of next month", anchor)
+    assert composed.iso == "2025-04-01"
