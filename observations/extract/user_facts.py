@@ -53,6 +53,12 @@ _CONFIRM_TAG = re.compile(
     r"(?i)[\s,]+(?:right|yeah|yea|ya|yes|correct|no|innit|isn'?t it|aren'?t (?:they|you))"
     r"\s*\?[?!\s]*$"
 )
+_RIGHT_AFTER_DENIAL = re.compile(
+    r"(?i)(?:\bnot|n['’]t|\b(?:do|does|did|is|was|are|were|ca|wo|have|has)nt)\b[^.!?;]*?"
+    r"(?P<tail>,\s*(?:it'?s|it is|it was)\s+(?P<right>[\w'-]+(?:\s+[\w'-]+){0,3}?))"
+    r"\s*(?=[.!?;]|$)"
+)
+_NOUN_MODIFIERS = ("compound", "amod", "det", "poss", "nummod")
 QUESTION_STARTS = words(
     """what how why where when who which do does did is are can could would will have has
     should any anything was"""
@@ -100,7 +106,11 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
         if reply is not None:
             _put_right(asked, turn, sentence, reply, _recent(turns, turn), hits)
         into = asked if checked(sentence) is not None else hits
-        for atom in sentence_atoms(view, dates, speech):
+        atoms = sentence_atoms(view, dates, speech)
+        right = righted(sentence)
+        if right is not None:
+            atoms += _put_right_in_place(view, speech, atoms, right[1])
+        for atom in atoms:
             into.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
         for relation in speech.relations[known:]:
             hits.append(FactHit(turn.event.id, sentence.index, relation_fact(turn, relation)))
@@ -183,6 +193,9 @@ def _with_subjects(
     fixed = {n: text for n, (view, _) in enumerate(found) if (text := restored(view))}
     restored_at = set(fixed)
     fixed |= {n: text for n, s in enumerate(sentences) if n not in fixed and (text := checked(s))}
+    fixed |= {
+        n: right[0] for n, s in enumerate(sentences) if n not in fixed and (right := righted(s))
+    }
     for n, view in zip(fixed, analyse(list(fixed.values())), strict=True):
         shift = len(view.text) - len(sentences[n].text) if n in restored_at else 0
         moved = tuple(replace(d, span=(d.span[0] + shift, d.span[1] + shift)) for d in found[n][1])
@@ -195,6 +208,47 @@ def checked(sentence: Sentence) -> str | None:
     "…, yeah?"), without its tag; None for any other sentence."""
     tag = _CONFIRM_TAG.search(sentence.text)
     return sentence.text[: tag.start()] if tag and tag.start() > 0 else None
+
+
+def righted(sentence: Sentence) -> tuple[str, str] | None:
+    """ "I'm not allergic to shellfish, it's peanuts": a denial, then what is right in
+    its place after a comma (the mirror of "it's peanuts, not shellfish",
+    :mod:`.corrections`), as the sentence without the tail and the right words; None for
+    any other sentence. The tail is no part of the denial's clause ("its peanuts" parses as a
+    second complement whose "its" points at nobody, and the denial would be lost)."""
+    found = _RIGHT_AFTER_DENIAL.search(sentence.text)
+    if found is None:
+        return None
+    text = sentence.text
+    return text[: found.start("tail")] + text[found.end("tail") :], found["right"]
+
+
+def _put_right_in_place(view: Parsed, speech: Speech, atoms: list[Atom], right: str) -> list[Atom]:
+    """The facts the denial's clause states with the right words for its value and without
+    its negation: "I'm not allergic to shellfish, it's peanuts" → "… is allergic to
+    peanuts" (read from the sentence so rewritten, the speaker's own word)."""
+    found: list[Atom] = []
+    for atom in atoms:
+        if not atom.reading.negative or atom.reading.value is None:
+            continue
+        value = view.words[atom.reading.value]
+        begin = min([value.i] + [k.i for k in view.kids(value.i, *_NOUN_MODIFIERS)])
+        nots = [w for w in view.words if w.dep == "neg" and w.i < begin]
+        if len(nots) != 1:
+            continue
+        text = view.text
+        start, end = view.words[begin].start, value.start + len(value.text)
+        text = text[:start] + right + text[end:]
+        neg = nots[0]
+        cut = neg.start
+        before = view.words[neg.i - 1] if neg.i > 0 else None
+        if before is not None and before.lemma == "do" and before.dep == "aux":
+            cut = before.start  # the "do" of "don't work" goes with its "n't"
+        rest = text[neg.start + len(neg.text) :]
+        text = f"{text[:cut].rstrip()} {rest.lstrip()}".strip()
+        (rewritten,) = analyse([text])
+        found += [a for a in sentence_atoms(rewritten, (), speech) if not a.reading.negative]
+    return found
 
 
 def _speech(cast: Cast, turn: Turn, roles: dict[str, str]) -> Speech:

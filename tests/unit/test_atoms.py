@@ -439,5 +439,20 @@ def test_a_statement_then_a_remark_that_someone_else_wont_say_it_is_still_said()
              ("maya", "lol yes")]  # fmt: skip
     (job,) = [f for f in facts(lines) if f.key == "identity:employer"]
     assert (job.owner_id, job.fields["said_by"]) == ("maya", "tom")
-    for said in ("i don't think maya got a job at stripe", "maya got a job at stripe, i don't think"):
+    for said in (
+        "i don't think maya got a job at stripe",
+        "maya got a job at stripe, i don't think",
+    ):
         assert all(f.key != "identity:employer" for f in facts([("tom", said), ("maya", "hm")]))
+
+
+def test_a_denial_then_what_is_right_in_its_place_states_both() -> None:
+    found = facts([("tom", "nah im not allergic to shellfish lol, its peanuts. paella is fine")])
+    assert {(f.key, f.statement, f.fields["polarity"]) for f in found} == {
+        ("constraint:allergy:shellfish", "Tom Okafor is not allergic to shellfish.", "negative"),
+        ("constraint:allergy:peanut", "Tom Okafor is allergic to peanuts.", "positive"),
+    }
+    (job,) = facts([("tom", "i don't work at google, it's meta")])
+    assert (job.key, job.statement) == ("identity:employer", "Tom Okafor works at meta.")
+    (only,) = facts([("tom", "i'm not allergic to cats, i just hate them")])
+    assert only.fields["polarity"] == "negative"
