@@ -31,7 +31,7 @@ def restored(parsed: Parsed) -> str | None:
     first = _first_verb(parsed, sentence)
     if first is None:
         return None
-    prefix = _SPOKEN.get(first.lower) or _OF_TAG.get(first.tag)
+    prefix = _SPOKEN.get(first.lower) or _OF_TAG.get(_tag(first))
     if first.lemma in DIETS or _adjectival(parsed, first):
         prefix = "I'm "  # "pescatarian actually!", "excited for the future"
     if first.lower == "been" and parsed.kids(first.i, "attr"):
@@ -41,6 +41,16 @@ def restored(parsed: Parsed) -> str | None:
     start = parsed.words[sentence[0]].start
     text = parsed.text[start:]
     return prefix + (text[:1].lower() + text[1:] if not text.startswith("I ") else text)
+
+
+def _tag(word: Word) -> str:
+    """The word's tag, but a past form the tagger read as the base form at the start of a
+    sentence ("Booked the dentist for monday", VB as if an imperative) is past: it ends
+    in -ed, as base forms do not (but those in -eed: "Need a haircut", "Feed the cat")."""
+    lower = word.lower
+    if word.tag == "VB" and lower.endswith("ed") and not lower.endswith("eed") and len(lower) > 4:
+        return "VBD"
+    return word.tag
 
 
 def _adjectival(parsed: Parsed, word: Word) -> bool:

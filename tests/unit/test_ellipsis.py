@@ -21,7 +21,10 @@ from observations.extract.ellipsis import restored
         ("Just got some new shoes", "I just got some new shoes"),
         ("Excited for the future!", "I'm excited for the future!"),
         ("pescatarian actually!", "I'm pescatarian actually!"),
+        # a past form tagged as a base form at the start
+        ("Booked the dentist for monday finally", "I booked the dentist for monday finally"),
         ("Book me a train please.", None),  # a request keeps its base form
+        ("Need a haircut.", None),  # a base form in -eed
         ("Running is my therapy.", None),  # the -ing word is the subject
         ("Been a long road.", None),  # "it has been"
         ("Sounds great!", None),
