@@ -32,7 +32,7 @@ from observations.extract.dates import DATE_FIELDS
 from observations.extract.topics import part
 from observations.extract.vocabulary import JUDGEMENTS, words
 
-_LEADING = words("no nah nope actually well oh")
+_LEADING = words("no nah nope actually well oh wait")
 _CONTENT = ("NOUN", "PROPN", "NUM", "ADJ")
 _ANSWER = (*_CONTENT, "DET", "ADP")
 _LOOSE = ("ROOT", "npadvmod", "dep", "intj", "appos")  # how a bare X hangs on what follows

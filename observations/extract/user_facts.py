@@ -30,7 +30,7 @@ from datetime import UTC, datetime, time
 from typing import Any
 
 from materializers.profile import PROFILE_KINDS  # the kinds the profile orders by time said
-from observations.extract.analysis import Parsed, analyse
+from observations.extract.analysis import Parsed, Word, analyse
 from observations.extract.atoms import Atom, sentence_atoms
 from observations.extract.base import Extracted
 from observations.extract.corrections import (
@@ -40,7 +40,7 @@ from observations.extract.corrections import (
     correction,
     corrects,
 )
-from observations.extract.dates import DATE_FIELDS, ResolvedDate, yearly_dates
+from observations.extract.dates import DATE_FIELDS, ResolvedDate, find_dates, yearly_dates
 from observations.extract.ellipsis import restored
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
@@ -76,6 +76,16 @@ IMPORTANCE = {
 
 
 @dataclass(frozen=True, slots=True)
+class _Said:
+    """A user's sentence as read: its turn, the speech it is in, the facts its clauses gave."""
+
+    turn: Turn
+    sentence: Sentence
+    speech: Speech
+    facts: list[FactHit]
+
+
+@dataclass(frozen=True, slots=True)
 class FactHit:
     """A fact and the sentence it came from (so uncovered sentences can go episodic)."""
 
@@ -94,6 +104,7 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     speeches: dict[int, Speech] = {}
     hits: list[FactHit] = []
     asked: list[FactHit] = []  # statements asked to be confirmed: no facts, unless answered
+    said_in: dict[tuple[int, int], _Said] = {}  # each sentence read, and its clauses' facts
     for (turn, sentence), (view, dates) in zip(pending, parsed, strict=True):
         speech = speeches.get(turn.event.id)
         if speech is None:
@@ -101,7 +112,9 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
         known = len(speech.relations)
         answer = correction(view, opening=sentence.index == 0)
         if answer is not None:
-            _put_right(hits, turn, sentence, answer, _recent(turns, turn))
+            recent = _recent(turns, turn)
+            if not _put_right(hits, turn, sentence, answer, recent) and answer.wrong:
+                _restate_own(hits, said_in, turn, answer, recent)
         reply = answered(view)
         if reply is not None:
             _put_right(asked, turn, sentence, reply, _recent(turns, turn), hits)
@@ -110,8 +123,9 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
         right = righted(sentence)
         if right is not None:
             atoms += _put_right_in_place(view, speech, atoms, right[1])
-        for atom in atoms:
-            into.append(FactHit(turn.event.id, sentence.index, fact(turn, sentence, atom)))
+        read = [FactHit(turn.event.id, sentence.index, fact(turn, sentence, a)) for a in atoms]
+        into.extend(read)
+        said_in[(turn.event.id, sentence.index)] = _Said(turn, sentence, speech, read)
         for relation in speech.relations[known:]:
             hits.append(FactHit(turn.event.id, sentence.index, relation_fact(turn, relation)))
         for said in passing_facts(view, speech):
@@ -149,13 +163,13 @@ def _put_right(
     said: Correction,
     recent: set[int],
     into: list[FactHit] | None = None,
-) -> None:
+) -> bool:
     """ "its dogs not cats", from the member a friend's claim is about: the latest such
     claim whose value it names is replaced by the member's corrected fact
     (:mod:`.corrections`); "2nd dan actually" puts right the latest claim about the member
     if it was made in the turns just before, and "it's the 13th" answers the latest claim
     about the member asked to be confirmed there (from ``hits``, the claims asked, the
-    answer going ``into`` the facts)."""
+    answer going ``into`` the facts). Whether a claim was put right."""
     into = hits if into is None else into
     member = turn.event.actor_id
     for n in range(len(hits) - 1, -1, -1):
@@ -164,15 +178,59 @@ def _put_right(
         if claim.owner_id != member or by in (None, member) or hits[n].event_id == turn.event.id:
             continue
         if not said.wrong and hits[n].event_id not in recent:
-            return
+            return False
         if corrects(claim, said):
             right = corrected(claim, said, turn.event.id, turn.event.occurred_at)
             if right is not None:
                 del hits[n]
                 into.append(FactHit(turn.event.id, sentence.index, right))
-            return
+            return right is not None
         if not said.wrong:
-            return  # a bare correction answers the latest claim or none
+            return False  # a bare correction answers the latest claim or none
+    return False
+
+
+def _restate_own(
+    hits: list[FactHit],
+    said_in: dict[tuple[int, int], _Said],
+    turn: Turn,
+    said: Correction,
+    recent: set[int],
+) -> None:
+    """ "booked the dentist for next monday", then "wait actually it's tuesday not
+    monday": the speaker puts right what they said themself just before. Their latest
+    sentence (in the turns just before, or earlier in this turn) whose words name Y and
+    that gave facts is read again with X for Y — its dates resolved anew from when it was
+    said — and its facts are replaced by the ones read, from both turns."""
+    wrong = _leading_run(said.wrong)
+    if not wrong:
+        return
+    pattern = re.compile(rf"(?i)\b{re.escape(wrong)}\b")
+    member = turn.event.actor_id
+    for hit in reversed(hits):
+        place = (hit.event_id, hit.sentence_index)
+        if hit.event_id not in recent | {turn.event.id} or place not in said_in:
+            continue
+        before = said_in[place]
+        sentence = before.sentence
+        if before.turn.event.actor_id != member or not pattern.search(sentence.text):
+            continue
+        text = pattern.sub(said.text, sentence.text, count=1)
+        again = replace(sentence, text=text, dates=find_dates(text, before.turn.event.occurred_at))
+        ((view, found),) = _with_subjects(analyse([text]), [again])
+        hits[:] = [h for h in hits if not any(h is old for old in before.facts)]
+        for atom in sentence_atoms(view, found, before.speech):
+            item = fact(before.turn, again, atom)
+            item = replace(item, source_event_ids=(*item.source_event_ids, turn.event.id))
+            hits.append(FactHit(before.turn.event.id, sentence.index, item))
+        return
+
+
+def _leading_run(words: tuple[Word, ...]) -> str:
+    """The words right after "not" up to the first gap (a comma, left out of them):
+    "monday" of "not monday, i misread the email"."""
+    run = [w for n, w in enumerate(words) if w.i - words[0].i == n]
+    return "".join(w.text + (" " if w.space else "") for w in run).strip()
 
 
 def _only_a_question(sentence: Sentence) -> bool:

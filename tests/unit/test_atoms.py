@@ -456,3 +456,20 @@ def test_a_denial_then_what_is_right_in_its_place_states_both() -> None:
     assert (job.key, job.statement) == ("identity:employer", "Tom Okafor works at meta.")
     (only,) = facts([("tom", "i'm not allergic to cats, i just hate them")])
     assert only.fields["polarity"] == "negative"
+
+
+def test_the_speaker_putting_right_what_they_just_said_reads_it_again_with_right_words() -> None:
+    found = facts(
+        [
+            ("maya", "booked the dentist for next monday finally"),
+            ("atlas", "Nice. Should I add it to your calendar?"),
+            ("maya", "wait actually it's tuesday not monday, i misread the email"),
+        ],
+        START + timedelta(days=3),  # a Thursday
+    )
+    (visit,) = [f for f in found if f.key.startswith("event:")]
+    assert visit.key == "event:2025-09-16:book-dentist"  # next Monday was 15 September
+    assert visit.statement == "Maya Chen booked the dentist for 16 September 2025 finally."
+    assert visit.source_event_ids == (100, 102) and _passes_checks(found)
+    others = facts([("maya", "i love cats"), ("tom", "its dogs not cats")])
+    assert [f.statement for f in others] == ["Maya Chen loves cats."]  # not Tom's to put right
