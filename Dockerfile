@@ -1,7 +1,7 @@
 # memledger: one image for the API, the build workers and the scheduler.
 FROM python:3.11-slim
 WORKDIR /app
-COPY pyproject.toml README.md schema.sql ./
+COPY pyproject.toml README.md ./
 COPY ledger ledger
 COPY observations observations
 COPY materializers materializers

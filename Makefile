@@ -39,7 +39,7 @@ test: $(STAMP)
 NOWHERE_DB := postgresql://nobody@127.0.0.1:1/none
 test-fast: $(STAMP)
 	MEMLEDGER_TEST_DATABASE_URL=$(NOWHERE_DB) MEMLEDGER_DATABASE_URL=$(NOWHERE_DB) \
-	  MEMLEDGER_REDIS_URL=redis://127.0.0.1:1 $(BIN)/pytest -q tests/unit
+	  MEMLEDGER_REDIS_URL=redis://127.0.0.1:1 TEST_EXAMPLES_SCALE=0.1 $(BIN)/pytest -q tests/unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -10,7 +10,7 @@ window (:mod:`consolidation.runs`).
 
 from consolidation.decay import RetentionPolicy, plan_caps, plan_decay, retention_score
 from consolidation.entry_jobs import supersede_at_build
-from consolidation.history import EntryHistory, EntryNotFound, entry_history
+from consolidation.history import EntryNotFound, EntryRecord, entry_record
 from consolidation.jobs import JOBS, ConsolidationConfig, JobScope, UnknownJob, get_job
 from consolidation.merge import plan_merge
 from consolidation.model import Archive, Change, EntryState, Merge, Supersede, apply
@@ -33,8 +33,8 @@ __all__ = [
     "Archive",
     "Change",
     "ConsolidationConfig",
-    "EntryHistory",
     "EntryNotFound",
+    "EntryRecord",
     "EntryState",
     "JobScope",
     "Merge",
@@ -45,7 +45,7 @@ __all__ = [
     "Walk",
     "Window",
     "apply",
-    "entry_history",
+    "entry_record",
     "get_job",
     "lock_key",
     "plan_caps",

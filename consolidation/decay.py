@@ -29,8 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from consolidation.model import ACTIVE, AGENT_EXPERIENCE, Archive, EntryState
-from materializers.profile import PROFILE_KINDS
+from consolidation.model import Archive, EntryState
+from observations.entry import ACTIVE, AGENT_EXPERIENCE, PROFILE_KINDS
 
 DECAY_EXEMPT = frozenset(PROFILE_KINDS | {AGENT_EXPERIENCE})
 _DAY = 86400.0

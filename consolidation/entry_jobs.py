@@ -9,12 +9,11 @@ from typing import Any
 
 from consolidation.decay import RetentionPolicy, plan_caps, plan_decay
 from consolidation.merge import MERGE_EXEMPT, plan_merge
-from consolidation.model import ACTIVE, EntryState
+from consolidation.model import EntryState
 from consolidation.owners import (
     OwnerJob,
     OwnerStats,
     Walk,
-    change_horizon,
     run_owner_job,
     tenants_to_visit,
 )
@@ -22,7 +21,9 @@ from consolidation.store import lock_entries, write_changes
 from consolidation.supersede import TIMELINE, group_key, plan_supersede
 from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.sqlfile import load_queries
-from materializers.profile import PROFILE_KINDS, profile_key
+from materializers.profile import profile_key
+from observations.changes import change_horizon
+from observations.entry import ACTIVE, PROFILE_KINDS
 from observations.history import HistoryRow, write_history
 
 Q = load_queries("consolidation")

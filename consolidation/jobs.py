@@ -20,12 +20,12 @@ from consolidation.ledger_jobs import Enqueue
 from consolidation.merge import DEFAULT_THRESHOLD
 from consolidation.owners import Walk
 from ledger.db import Conn
-from ledger.errors import MemledgerError
+from ledger.errors import NotFound
 
 Stats = dict[str, Any]
 
 
-class UnknownJob(MemledgerError):
+class UnknownJob(NotFound):
     """No such consolidation job: use one of the names listed."""
 
 

@@ -24,16 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from consolidation.model import (
-    ACTIVE,
-    AGENT_EXPERIENCE,
-    EPISODIC,
-    SESSION_SUMMARY,
-    EntryState,
-    Merge,
-)
+from consolidation.model import EntryState, Merge
 from materializers.facts import normalize
-from materializers.profile import PROFILE_KINDS
+from observations.entry import ACTIVE, AGENT_EXPERIENCE, EPISODIC, PROFILE_KINDS, SESSION_SUMMARY
 
 MERGE_EXEMPT = frozenset({AGENT_EXPERIENCE, SESSION_SUMMARY})
 DEFAULT_THRESHOLD = 0.92

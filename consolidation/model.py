@@ -17,14 +17,12 @@ import numpy as np
 
 from materializers.facts import EntryFact, normalize
 from materializers.profile import profile_key, profile_value
-
-ACTIVE = "active"
-SUPERSEDED = "superseded"
-MERGED = "merged"
-ARCHIVED = "archived"
-AGENT_EXPERIENCE = "agent_experience"
-SESSION_SUMMARY = "session_summary"
-EPISODIC = "episodic"
+from observations.entry import (
+    ACTIVE,
+    ARCHIVED,
+    MERGED,
+    SUPERSEDED,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

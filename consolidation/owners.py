@@ -2,7 +2,7 @@
 
 A **full** pass visits every owner; an **incremental** pass only the owners whose entries
 changed since the job's checkpoint — history ids, the same change feed the read models
-tail (see :mod:`materializers.changes`): the horizon is taken with the writers' lock, so
+tail (see :mod:`observations.changes`): the horizon is taken with the writers' lock, so
 no change that commits late is skipped. Each job keeps its own checkpoint per tenant in
 ``consumer_checkpoint`` (consumer ``consolidation:<job>``).
 
@@ -25,8 +25,9 @@ import psycopg.errors
 
 from consolidation.model import Change, EntryState
 from consolidation.store import Owner, Written, lock_entries, write_changes
-from ledger.db import ENTRY_CHANGES_LOCK, Conn, tenant_scope
+from ledger.db import Conn, tenant_scope
 from ledger.sqlfile import load_queries
+from observations.changes import checkpoint, save_checkpoint
 
 Q = load_queries("consolidation")
 Plan = Callable[[list[EntryState]], list[Change]]
@@ -77,16 +78,6 @@ class OwnerStats:
         }
 
 
-def change_horizon(conn: Conn) -> int:
-    """The last history id (any tenant) below which no writer of entry changes is still
-    in flight: taken with the writers' lock held exclusively for an instant (see
-    :mod:`materializers.changes`). Call it outside a transaction, or it holds the lock."""
-    with conn.transaction():
-        conn.execute(Q["lock_changes_exclusive"], {"key": ENTRY_CHANGES_LOCK})
-        row = conn.execute(Q["last_history_id"]).fetchone()
-    return int(row["id"]) if row else 0
-
-
 def tenants_to_visit(
     conn: Conn, job: OwnerJob, tenant_id: str | None, *, full: bool, horizon: int
 ) -> list[str]:
@@ -112,7 +103,7 @@ def run_owner_job(
     actor: str,
 ) -> OwnerStats:
     """One pass of ``job`` over the tenant, for the changes up to ``horizon`` (see
-    :func:`change_horizon`); advances the job's checkpoint."""
+    :func:`observations.changes.change_horizon`); advances the job's checkpoint."""
     position = checkpoint(conn, tenant_id, job.consumer)
     stats = OwnerStats()
     first_skipped: int | None = None
@@ -146,11 +137,11 @@ def _owner_pages(
     }
     query: LiteralString
     if not full:
-        query, params = Q["changed_owners"], {**params, "after": position, "upto": horizon}
+        query, params = Q["owners_changed"], {**params, "after": position, "upto": horizon}
     elif job.cap is not None:
         query = Q["owners_over_cap"]
     else:
-        query = Q["all_owners"]
+        query = Q["owners_with_kinds"]
     with conn.cursor(name=f"consolidation_{job.name}_owners", withhold=True) as cur:
         cur.execute(query, params)
         while rows := cur.fetchmany(walk.page_owners):
@@ -228,17 +219,3 @@ def _over_cap(conn: Conn, tenant_id: str, owners: Sequence[Owner], cap: int) -> 
     }
     rows = conn.execute(Q["which_over_cap"], params).fetchall()
     return sorted((r["owner_type"], r["owner_id"]) for r in rows)
-
-
-def checkpoint(conn: Conn, tenant_id: str, consumer: str) -> int:
-    row = conn.execute(Q["checkpoint"], {"tenant_id": tenant_id, "consumer": consumer}).fetchone()
-    return int(row["position"]) if row else 0
-
-
-def save_checkpoint(
-    conn: Conn, tenant_id: str, consumer: str, position: int, *, now: datetime
-) -> None:
-    """Move the checkpoint forward to ``position`` (never back)."""
-    params = {"tenant_id": tenant_id, "consumer": consumer, "position": position, "now": now}
-    with conn.transaction():
-        conn.execute(Q["save_checkpoint"], params)

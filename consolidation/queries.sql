@@ -29,26 +29,6 @@ SELECT tenant_id, id, job, window_start, window_end, started_at, finished_at, st
  LIMIT %(limit)s;
 
 ------------------------------------------------------------------------------ checkpoints
--- name: checkpoint
-SELECT position FROM consumer_checkpoint
- WHERE tenant_id = %(tenant_id)s AND consumer = %(consumer)s;
-
--- name: save_checkpoint
-INSERT INTO consumer_checkpoint AS c (tenant_id, consumer, position, updated_at)
-VALUES (%(tenant_id)s, %(consumer)s, %(position)s, %(now)s)
-ON CONFLICT (tenant_id, consumer) DO UPDATE
-   SET position = EXCLUDED.position, updated_at = EXCLUDED.updated_at
- WHERE c.position < EXCLUDED.position;
-
--- name: lock_changes_exclusive
--- Waits until no transaction that announced entry changes is still in flight.
-SELECT pg_advisory_xact_lock(%(key)s);
-
--- name: last_history_id
--- The last history id allocated, in any tenant (the identity's sequence: O(1)).
-SELECT COALESCE(pg_sequence_last_value(
-           pg_get_serial_sequence('memory_entry_history', 'id')), 0) AS id;
-
 ------------------------------------------------------------------------------ tenants and owners
 -- name: entry_tenants
 -- Tenants with entries: a loose index scan over the primary key (tenant_id, id).
@@ -90,7 +70,7 @@ SELECT t.tenant_id FROM t
                                   AND c.consumer = %(consumer)s), 0))
  ORDER BY 1;
 
--- name: all_owners
+-- name: owners_with_kinds
 -- Every owner with entries of the given kinds (NULL: any), for a full pass.
 SELECT DISTINCT owner_type, owner_id, 0::bigint AS first_change
   FROM memory_entries
@@ -99,7 +79,7 @@ SELECT DISTINCT owner_type, owner_id, 0::bigint AS first_change
    AND kind <> ALL (%(skip_kinds)s::text[])
  ORDER BY owner_type, owner_id;
 
--- name: changed_owners
+-- name: owners_changed
 -- Owners whose entries changed in (after, upto], with their first change id. Changes made
 -- by consolidation jobs are left out: none of them gives an entry job new work (each job
 -- is a fixed point, and none adds an active entry or a new value).
@@ -184,7 +164,7 @@ UPDATE memory_entries e
    AND e.access_count = u.access_count AND e.updated_at = u.updated_at
 RETURNING e.id;
 
--- name: update_entries
+-- name: update_entry_states
 -- New states of changed entries (parallel arrays). Provenance comes as text ('{1,2}') and
 -- external ids as JSON arrays: PostgreSQL arrays cannot be ragged.
 UPDATE memory_entries e
@@ -268,14 +248,14 @@ DELETE FROM memory_links l
                     WHERE o.tenant_id = l.tenant_id AND o.id = l.src_id);
 
 ------------------------------------------------------------------------------ history
--- name: entry
+-- name: entry_row
 SELECT id, owner_type, owner_id, kind, key, canonical_statement, status, confidence,
        valid_from, valid_to, recorded_at, expired_at, superseded_by, source_session_id,
        source_event_ids, source_external_ids
   FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND id = %(id)s;
 
--- name: entry_history
+-- name: entry_changes
 SELECT id, action, old_statement, new_statement, old_status, new_status, actor, reason, at
   FROM memory_entry_history
  WHERE tenant_id = %(tenant_id)s AND entry_id = %(id)s

@@ -3,7 +3,7 @@
 :func:`write_changes` applies a policy's changes with set-based statements — one UPDATE
 for every changed entry, one INSERT for the lineage links, one for the history rows (one
 row per changed entry) — after announcing the transaction as a writer of entry changes
-(see :mod:`materializers.changes`).
+(see :mod:`observations.changes`).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def write_changes(
         return Written()
     base = {"tenant_id": tenant_id, "now": now}
     announce_entry_changes(conn)
-    conn.execute(Q["update_entries"], {**base, **_columns([after[i] for i in sorted(after)])})
+    conn.execute(Q["update_entry_states"], {**base, **_columns([after[i] for i in sorted(after)])})
     links = _links(changes, after)
     if links:
         stale = [c for c in changes if isinstance(c, Supersede) and c.old in after]

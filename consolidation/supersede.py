@@ -32,7 +32,7 @@ from consolidation.model import (
     EntryState,
     Supersede,
 )
-from materializers.profile import PROFILE_KINDS
+from observations.entry import PROFILE_KINDS
 
 TIMELINE = (ACTIVE, ARCHIVED, SUPERSEDED, MERGED)
 SUPERSEDABLE = frozenset({ACTIVE, ARCHIVED, SUPERSEDED})

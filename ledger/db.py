@@ -16,14 +16,15 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from ledger.errors import InvalidScope
+from ledger.migrations import upgrade
 from ledger.scope import check_id
 
 APP_ROLE = "memledger_app"
-# Advisory lock keys (pg_advisory_xact_lock takes one bigint).
-SCHEMA_LOCK = 0x6D6C_0001
+# Advisory lock keys (pg_advisory_xact_lock takes one bigint); 0x6D6C_0001 is the
+# schema's (ledger.migrations.SCHEMA_LOCK).
 LEDGER_LOCK = 0x6D6C_0002
 # Writers of entry changes hold it shared; the read-model runner takes it exclusively for
-# an instant to find its horizon (see materializers/changes.py).
+# an instant to find its horizon (see observations/changes.py).
 ENTRY_CHANGES_LOCK = 0x6D6C_0003
 
 Conn = psycopg.Connection[dict[str, Any]]
@@ -32,8 +33,6 @@ Conn = psycopg.Connection[dict[str, Any]]
 def apply_schema(conn: psycopg.Connection[Any]) -> bool:
     """Bring the schema up to date: apply the pending migrations (:mod:`ledger.migrations`;
     safe to run again, and from several processes at once). Returns whether any was applied."""
-    from ledger.migrations import upgrade  # it imports this module (SCHEMA_LOCK)
-
     applied = bool(upgrade(conn))
     _register_vector(conn)
     return applied

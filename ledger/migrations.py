@@ -17,8 +17,9 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from ledger.db import SCHEMA_LOCK
 from ledger.errors import MemledgerError
+
+SCHEMA_LOCK = 0x6D6C_0001  # the advisory lock the upgrade runs under
 
 # sha256 of the last schema.sql before migrations (kept by that mechanism in
 # memledger_schema): a database that has exactly that schema is 0001_baseline, adopted.

@@ -15,11 +15,11 @@ from materializers.api import (
     profile_users,
     review_skill,
 )
-from materializers.changes import announce_entry_changes, change_horizon
 from materializers.facts import EntryFact
 from materializers.profile import Conflict, ProfileRow, fold_profile, profile_rows
 from materializers.runner import ProjectStats, UnknownReadModel, checkpoint, project, rebuild
 from materializers.skills import SkillRow, fold_skill, reconcile_skill, skill_rows
+from observations.changes import announce_entry_changes, change_horizon
 
 __all__ = [
     "Conflict",

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ledger.db import Conn, tenant_scope
-from ledger.errors import MemledgerError
+from ledger.errors import InvalidInput, NotFound
 from ledger.scope import check_id
 from ledger.sqlfile import load_queries
 from materializers.profile import Conflict, ProfileRow
@@ -20,15 +20,15 @@ DECISIONS: dict[str, str] = {"publish": "published", "reject": "rejected"}
 Decision = Literal["publish", "reject"]
 
 
-class SkillNotFound(MemledgerError):
+class SkillNotFound(NotFound):
     """No skill proposal with this id for this tenant: list them with `memledger skills`."""
 
 
-class InvalidReview(MemledgerError):
+class InvalidReview(InvalidInput):
     """A skill review was refused: the decision is publish or reject, and a reviewer is named."""
 
 
-class InvalidSkillStatus(MemledgerError):
+class InvalidSkillStatus(InvalidInput):
     """Unknown skill status: use proposed, published or rejected."""
 
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-ACTIVE = "active"
+from observations.entry import ACTIVE
+
+__all__ = ["ACTIVE", "EntryFact", "normalize", "text_field"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from materializers.facts import ACTIVE, EntryFact, normalize, text_field
-
-PROFILE_KINDS = frozenset({"preference", "identity", "constraint", "skill", "relationship", "goal"})
+from observations.extract.base import PROFILE_KINDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,3 @@
--- name: lock_changes_exclusive
--- Waits until no transaction that announced entry changes is still in flight.
-SELECT pg_advisory_xact_lock(%(key)s);
-
--- name: last_history_id
-SELECT max(id) AS id FROM memory_entry_history WHERE tenant_id = %(tenant_id)s;
-
 -- name: ensure_checkpoint
 INSERT INTO consumer_checkpoint (tenant_id, consumer, position, updated_at)
 VALUES (%(tenant_id)s, %(consumer)s, 0, %(now)s)
@@ -21,7 +14,7 @@ UPDATE consumer_checkpoint
    SET position = %(position)s, updated_at = %(now)s
  WHERE tenant_id = %(tenant_id)s AND consumer = %(consumer)s AND position < %(position)s;
 
--- name: changed_owners
+-- name: owners_changed_counted
 -- The owners whose entries changed in (after, upto], with how many changes each.
 SELECT e.owner_type, e.owner_id, count(*) AS changes
   FROM memory_entry_history h
@@ -30,7 +23,7 @@ SELECT e.owner_type, e.owner_id, count(*) AS changes
  GROUP BY e.owner_type, e.owner_id
  ORDER BY e.owner_type, e.owner_id;
 
--- name: all_owners
+-- name: read_model_owners
 -- Every user/agent with entries or read-model rows (a rebuild also clears stale rows).
 SELECT 'user' AS owner_type, user_id AS owner_id
   FROM user_profile WHERE tenant_id = %(tenant_id)s AND 'user' = ANY (%(owner_types)s)
@@ -145,7 +138,7 @@ DELETE FROM memory_links l
        SELECT 1 FROM unnest(%(src_ids)s::bigint[], %(dst_ids)s::text[]) AS w(src_id, dst_id)
         WHERE w.src_id = l.src_id AND w.dst_id = l.dst_id);
 
--- name: insert_links
+-- name: insert_projection_links
 INSERT INTO memory_links (tenant_id, src_type, src_id, relation, dst_type, dst_id, created_at)
 SELECT %(tenant_id)s, 'entry', w.src_id, 'projected_to', %(dst_type)s, w.dst_id, %(now)s
   FROM unnest(%(src_ids)s::bigint[], %(dst_ids)s::text[]) AS w(src_id, dst_id)
@@ -169,10 +162,6 @@ UPDATE skill_proposal
        review_reason = %(reason)s, updated_at = %(now)s
  WHERE tenant_id = %(tenant_id)s AND id = %(id)s
 RETURNING *;
-
--- name: checkpoint
-SELECT position FROM consumer_checkpoint
- WHERE tenant_id = %(tenant_id)s AND consumer = %(consumer)s;
 
 -- name: profile_users
 SELECT DISTINCT user_id FROM user_profile

@@ -1,6 +1,6 @@
 """The read-model consumer: apply entry changes to ``user_profile`` and ``skill_proposal``.
 
-``project`` tails ``memory_entry_history`` (see :mod:`materializers.changes`) from the
+``project`` tails ``memory_entry_history`` (see :mod:`observations.changes`) from the
 tenant's checkpoint up to the horizon, recomputes every read-model row of each owner
 whose entries changed (see :mod:`materializers.sync`), and advances the checkpoint in the
 same transaction — so a crash re-applies the batch and a second run writes nothing.
@@ -21,11 +21,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ledger.db import Conn, tenant_scope
-from ledger.errors import MemledgerError
+from ledger.errors import NotFound
 from ledger.scope import check_id
 from ledger.sqlfile import load_queries
-from materializers.changes import change_horizon
 from materializers.sync import refresh_profile, refresh_skills
+from observations.changes import change_horizon
+from observations.changes import checkpoint as consumer_checkpoint
 
 Q = load_queries("materializers")
 CONSUMER = "read_models"
@@ -38,7 +39,7 @@ _OWNER_TYPES: dict[Model, list[str]] = {
 }
 
 
-class UnknownReadModel(MemledgerError):
+class UnknownReadModel(NotFound):
     """No such read model: rebuild all, profile or skills."""
 
 
@@ -64,7 +65,7 @@ def project(conn: Conn, tenant_id: str, *, now: datetime) -> ProjectStats:
         if horizon <= position:
             return ProjectStats(tenant_id, 0, 0, 0, 0, position)
         params = {"tenant_id": tenant_id, "after": position, "upto": horizon}
-        changed = conn.execute(Q["changed_owners"], params).fetchall()
+        changed = conn.execute(Q["owners_changed_counted"], params).fetchall()
         counts = _refresh(conn, tenant_id, changed, "all", now)
         _advance(conn, tenant_id, horizon, now)
     changes = sum(int(r["changes"]) for r in changed)
@@ -91,7 +92,7 @@ def _rebuild_tenant(conn: Conn, tenant_id: str, model: Model, now: datetime) -> 
         params = {"tenant_id": tenant_id, "owner_types": _OWNER_TYPES[model]}
         with conn.cursor(name="read_model_owners") as owners:
             owners.itersize = 500
-            owners.execute(Q["all_owners"], params)
+            owners.execute(Q["read_model_owners"], params)
             counts = _refresh(conn, tenant_id, owners, model, now)
         if model == "all":
             position = max(position, horizon)
@@ -143,6 +144,4 @@ def _advance(conn: Conn, tenant_id: str, position: int, now: datetime) -> None:
 def checkpoint(conn: Conn, tenant_id: str) -> int:
     """The tenant's read-model checkpoint (0 before the first run)."""
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "consumer": CONSUMER}
-        row = conn.execute(Q["checkpoint"], params).fetchone()
-    return int(row["position"]) if row else 0
+        return consumer_checkpoint(conn, tenant_id, CONSUMER)

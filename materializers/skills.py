@@ -22,8 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from materializers.facts import ACTIVE, EntryFact, normalize, text_field
+from observations.entry import AGENT_EXPERIENCE
 
-AGENT_EXPERIENCE = "agent_experience"
 _KEY_PREFIX = AGENT_EXPERIENCE + ":"
 _REPEAT_SUFFIX = re.compile(r":\d+$")
 

@@ -19,8 +19,9 @@ from psycopg.types.json import Jsonb
 from ledger.db import Conn
 from ledger.sqlfile import load_queries
 from materializers.facts import EntryFact
-from materializers.profile import PROFILE_KINDS, ProfileRow, profile_rows
+from materializers.profile import ProfileRow, profile_rows
 from materializers.skills import AGENT_EXPERIENCE, SkillRow, reconcile_skill, skill_rows
+from observations.entry import PROFILE_KINDS
 
 Q = load_queries("materializers")
 
@@ -163,4 +164,4 @@ def _sync_links(
     if rows:
         conn.execute(Q["delete_stale_links"], params)
     if pairs:
-        conn.execute(Q["insert_links"], params)
+        conn.execute(Q["insert_projection_links"], params)

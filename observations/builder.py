@@ -11,7 +11,8 @@ is skipped (``BuildOutcome.busy``), so no session is built twice at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
@@ -19,7 +20,7 @@ from typing import Any, Literal, Protocol
 from psycopg.types.json import Jsonb
 
 from ledger.db import Conn, announce_entry_changes, tenant_scope
-from ledger.errors import MemledgerError, SessionNotFound
+from ledger.errors import Conflict, SessionNotFound
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder, entry_text
 from observations.extract.base import Extracted, Extractor, SessionEvent, SessionInput
@@ -37,7 +38,7 @@ ACTOR = "builder"
 MEMORY_METADATA = "memory_metadata"
 
 
-class SessionNotClosed(MemledgerError):
+class SessionNotClosed(Conflict):
     """The session is still open: close it (or wait for the idle sweep) before building."""
 
 
@@ -72,11 +73,13 @@ class BuildConfig:
 
 @dataclass(frozen=True, slots=True)
 class BuildOutcome:
-    status: Literal["built", "unchanged", "busy"]
+    status: Literal["built", "unchanged", "busy", "failed"]
     session_id: int
     entries: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     fallback_reason: str | None = None
+    error: str | None = None  # failed: the reason recorded on the session
+    attempts: int | None = None  # failed: the session's failed attempts so far
 
 
 def build_session(
@@ -100,7 +103,7 @@ def build_session(
 def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) -> BuildOutcome:
     tenant_id, session_id = row["tenant_id"], row["id"]
     events = conn.execute(
-        Q["session_events"], {"tenant_id": tenant_id, "session_id": session_id}
+        Q["session_input_events"], {"tenant_id": tenant_id, "session_id": session_id}
     ).fetchall()
     session = _session_input(row, events)
     extraction = config.extractor.extract(session)
@@ -368,6 +371,34 @@ def _pg_array(ids: Sequence[int]) -> str:
     return "{" + ",".join(map(str, ids)) + "}"
 
 
+def build_or_record_failure(
+    connection: Callable[[], AbstractContextManager[Conn]],
+    tenant_id: str,
+    session_id: int,
+    config: BuildConfig,
+    *,
+    now: datetime,
+    backoff: timedelta,
+) -> BuildOutcome:
+    """Build one closed session, or record on it why the build failed (status ``failed``):
+    any extractor, embedder or database failure keeps the events and leaves the session
+    to a later attempt (``backoff`` × 2^attempts). The failure is recorded on a connection
+    of its own, once the build's is back (rolled back, or dropped if the server cut it
+    mid-build: then it could record nothing). A session that is gone or not closed raises
+    :class:`SessionNotFound` / :class:`SessionNotClosed`: there is nothing to build."""
+    with connection() as conn:
+        try:
+            return build_session(conn, tenant_id, session_id, config, now=now)
+        except (SessionNotFound, SessionNotClosed):
+            raise
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+    with connection() as conn:
+        attempts = record_failure(conn, tenant_id, session_id, error, now=now, backoff=backoff)
+        conn.commit()
+    return BuildOutcome("failed", session_id, error=error, attempts=attempts)
+
+
 def record_failure(
     conn: Conn,
     tenant_id: str,
@@ -430,4 +461,4 @@ def load_session_input(conn: Conn, tenant_id: str, session_id: int) -> SessionIn
         row = conn.execute(Q["session_exists_row"], params).fetchone()
         if row is None:
             raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
-        return _session_input(row, conn.execute(Q["session_events"], params).fetchall())
+        return _session_input(row, conn.execute(Q["session_input_events"], params).fetchall())

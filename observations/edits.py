@@ -7,14 +7,14 @@ with the caller as actor, and announces itself to the read-model runner.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from ledger.db import Conn, announce_entry_changes, tenant_scope
-from ledger.errors import MemledgerError
+from ledger.errors import EntryNotFound, InvalidInput
 from ledger.events import DEFAULT_LIMITS, Limits, check_metadata
 from ledger.scope import check_id
 from ledger.sqlfile import load_queries
@@ -24,11 +24,7 @@ from observations.history import HistoryRow, write_history
 Q = load_queries("observations")
 
 
-class EntryNotFound(MemledgerError):
-    """No such entry in this tenant (or it is no longer active, for an edit)."""
-
-
-class InvalidEdit(MemledgerError):
+class InvalidEdit(InvalidInput):
     """An edit that cannot be applied: the message names the field."""
 
 
@@ -39,6 +35,15 @@ def get_entry(conn: Conn, tenant_id: str, entry_id: int) -> dict[str, Any]:
     if row is None:
         raise EntryNotFound(tenant_id=tenant_id, entry_id=entry_id)
     return row
+
+
+def get_entries(conn: Conn, tenant_id: str, entry_ids: Sequence[int]) -> list[dict[str, Any]]:
+    """The tenant's entries among ``entry_ids``, in that order, in one query (ids it does
+    not have are left out)."""
+    with tenant_scope(conn, tenant_id):
+        rows = conn.execute(Q["entries"], {"tenant_id": tenant_id, "ids": list(entry_ids)})
+        by_id = {r["id"]: r for r in rows}
+    return [by_id[i] for i in entry_ids if i in by_id]
 
 
 def entry_history(conn: Conn, tenant_id: str, entry_id: int) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from ledger.errors import MemledgerError
+from ledger.errors import MemledgerError, Unavailable
 
 Vectors = npt.NDArray[np.float32]
 
@@ -51,7 +51,7 @@ class ModelFileInvalid(EmbedderError):
         super().__init__(message, path=path, expected_sha256=expected_sha256, **fields)
 
 
-class EmbeddingEndpointFailed(EmbedderError):
+class EmbeddingEndpointFailed(EmbedderError, Unavailable):
     """An embeddings endpoint failed or answered something unusable: check that it is up,
     the model name, the key and the dimension; nothing was embedded."""
 

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ledger.db import Conn
-from ledger.errors import MemledgerError
+from ledger.errors import Unavailable
 from ledger.sqlfile import load_queries
 
 Q = load_queries("observations")
 Send = Callable[[Sequence[tuple[str, int]]], object]  # raises QueueUnavailable
 
 
-class QueueUnavailable(MemledgerError):
+class QueueUnavailable(Unavailable):
     """The build queue cannot take messages now: the builds wait in the outbox."""
 
 

@@ -10,7 +10,7 @@ SELECT status FROM memory_sessions WHERE tenant_id = %(tenant_id)s AND id = %(se
 -- name: session_exists_row
 SELECT * FROM memory_sessions WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s;
 
--- name: session_events
+-- name: session_input_events
 SELECT id, seq, role, actor_id, actor_name, content, occurred_at, utc_offset_minutes,
        external_id, metadata
   FROM memory_session_events
@@ -221,6 +221,9 @@ SELECT count(*) AS n FROM memory_sessions WHERE status = 'closed';
 -- name: entry
 SELECT * FROM memory_entries WHERE tenant_id = %(tenant_id)s AND id = %(id)s;
 
+-- name: entries
+SELECT * FROM memory_entries WHERE tenant_id = %(tenant_id)s AND id = ANY (%(ids)s);
+
 -- name: lock_entry
 -- The entry as a change sees it: concurrent edits and deletes of it wait for each other,
 -- so each history row's old side is what the change replaced.
@@ -324,3 +327,28 @@ UPDATE memory_sessions m SET build_queued_at = %(now)s
   FROM due
  WHERE m.tenant_id = due.tenant_id AND m.id = due.id
 RETURNING m.tenant_id, m.id;
+
+------------------------------------------------------------------------------ the change feed
+
+-- name: lock_changes_exclusive
+-- Waits until no transaction that announced entry changes is still in flight.
+SELECT pg_advisory_xact_lock(%(key)s);
+
+-- name: last_history_id
+-- The last history id allocated, in any tenant (the identity's sequence: O(1)).
+SELECT COALESCE(pg_sequence_last_value(
+           pg_get_serial_sequence('memory_entry_history', 'id')), 0) AS id;
+
+-- name: checkpoint
+SELECT position FROM consumer_checkpoint
+ WHERE tenant_id = %(tenant_id)s AND consumer = %(consumer)s;
+
+-- name: save_checkpoint
+INSERT INTO consumer_checkpoint AS c (tenant_id, consumer, position, updated_at)
+VALUES (%(tenant_id)s, %(consumer)s, %(position)s, %(now)s)
+ON CONFLICT (tenant_id, consumer) DO UPDATE
+   SET position = EXCLUDED.position, updated_at = EXCLUDED.updated_at
+ WHERE c.position < EXCLUDED.position;
+
+-- name: last_tenant_history_id
+SELECT max(id) AS id FROM memory_entry_history WHERE tenant_id = %(tenant_id)s;

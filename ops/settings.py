@@ -17,7 +17,7 @@ import platformdirs
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from ledger.errors import MemledgerError
+from ledger.errors import InvalidInput
 from ledger.events import Limits
 
 
@@ -169,7 +169,7 @@ SERVE_SETTINGS_ENV = "MEMLEDGER_SERVE_SETTINGS"  # serve's settings, for its ser
 _NOT_SETTINGS = {SERVE_SETTINGS_ENV, "MEMLEDGER_TEST_DATABASE_URL"}
 
 
-class InvalidSettings(MemledgerError):
+class InvalidSettings(InvalidInput):
     """A setting is invalid: fix the named environment variable or file."""
 
 

@@ -38,7 +38,7 @@ from retrieval.types import Candidate, Filters, Scope, SearchSettings
 Q = load_queries("retrieval")
 CURRENT = ("active",)
 WITH_HISTORY = ("active", "superseded", "merged", "archived")
-# Models that have a partial HNSW index in schema.sql; others are always ranked exactly.
+# Models with a partial HNSW index (ledger/migrations); others are always ranked exactly.
 INDEXED_MODELS = frozenset({"all-MiniLM-L6-v2-int8"})
 _COLUMNS = sql.SQL(
     "id, kind, owner_type, owner_id, key, canonical_statement, valid_from, valid_to, status, "

@@ -12,6 +12,7 @@ from ledger.db import Conn, tenant_scope
 from ledger.sqlfile import load_queries
 from materializers.api import SkillProposal, list_skills
 from observations.embed import Embedder
+from observations.entry import SESSION_SUMMARY
 from retrieval.bundle import ContextBundle, pack
 from retrieval.items import (
     MemoryItem,
@@ -24,7 +25,6 @@ from retrieval.items import (
 from retrieval.scoring import normalized_tokens
 from retrieval.search import Filters, Scope, SearchSettings, search_in_scope
 from retrieval.tokens import TokenCounter
-from retrieval.types import SESSION_SUMMARY
 
 DEFAULT_BUDGET = 1000
 Q = load_queries("retrieval")

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from observations.entry import SESSION_SUMMARY
 from retrieval.periods import Period, dated_within
-from retrieval.types import SESSION_SUMMARY, Candidate, RetrievalWeights, Scored
+from retrieval.types import Candidate, RetrievalWeights, Scored
 
 _WORD = re.compile(r"[^\W_]+")
 _DAY = 86_400.0

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ledger.db import Conn, tenant_scope
-from ledger.errors import MemledgerError
+from ledger.errors import InvalidInput
 from observations.embed import Embedder, contextualize
 from retrieval.candidates import bm25_candidates, scope_sql, text_candidates, vector_list
 from retrieval.periods import query_periods
@@ -36,7 +36,7 @@ _NO_FILTERS = Filters()
 _DEFAULT_SETTINGS = SearchSettings()
 
 
-class InvalidQuery(MemledgerError):
+class InvalidQuery(InvalidInput):
     """A search request that cannot be run: the message names the parameter."""
 
 

@@ -10,8 +10,6 @@ from typing import Any
 
 from ledger.scope import check_id
 
-SESSION_SUMMARY = "session_summary"
-
 # A score's named components (see scoring.score) and, after reranking, what changed it.
 Explain = Mapping[str, float | int]
 

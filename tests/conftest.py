@@ -1,6 +1,6 @@
 """Real PostgreSQL (embedded unless MEMLEDGER_TEST_DATABASE_URL is set) for the tests.
 
-A template database is built from schema.sql once per run; integration tests share one
+A template database is built from the schema migrations once per run; integration tests share one
 database cloned from it and run each inside a rolled-back transaction; system tests get a
 fresh clone each.
 """

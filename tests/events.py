@@ -9,7 +9,7 @@ from typing import Any
 
 from ledger import AppendResult, append, close_sessions
 from ledger.db import Conn
-from ops.cli import sample_path
+from ops.samples import sample_path
 
 
 def sample_events() -> list[dict[str, Any]]:

@@ -5,24 +5,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-FACT_KINDS: tuple[str, ...] = (
-    "preference",
-    "relationship",
-    "experience",
-    "skill",
-    "goal",
-    "constraint",
-    "identity",
-    "event",
+from observations.entry import (  # the entry's vocabulary, as extractors use it
+    AGENT_EXPERIENCE,
+    EPISODIC,
+    FACT_KINDS,
+    KINDS,
+    PROFILE_KINDS,
+    SESSION_SUMMARY,
+    OwnerType,
 )
-AGENT_EXPERIENCE = "agent_experience"
-SESSION_SUMMARY = "session_summary"
-EPISODIC = "episodic"
-KINDS: tuple[str, ...] = (*FACT_KINDS, AGENT_EXPERIENCE, SESSION_SUMMARY, EPISODIC)
 
-OwnerType = Literal["user", "agent", "channel"]
+__all__ = [
+    "AGENT_EXPERIENCE",
+    "EPISODIC",
+    "FACT_KINDS",
+    "KINDS",
+    "PROFILE_KINDS",
+    "SESSION_SUMMARY",
+    "OwnerType",
+]
 
 
 @dataclass(frozen=True, slots=True)

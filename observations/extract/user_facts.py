@@ -29,10 +29,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import Any
 
-from materializers.profile import PROFILE_KINDS  # the kinds the profile orders by time said
 from observations.extract.analysis import Parsed, Word, analyse
 from observations.extract.atoms import Atom, sentence_atoms
-from observations.extract.base import Extracted
+from observations.extract.base import PROFILE_KINDS, Extracted
 from observations.extract.corrections import (
     Correction,
     answered,

@@ -20,7 +20,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from ledger.db import Conn
-from ledger.errors import MemledgerError
+from ledger.errors import InvalidInput
 
 HEADER = "Idempotency-Key"
 # printable ASCII without spaces, as the header's common uses (UUIDs, ULIDs, hashes) are
@@ -37,7 +37,7 @@ IdempotencyKey = Annotated[
 ]
 
 
-class IdempotencyKeyReused(MemledgerError):
+class IdempotencyKeyReused(InvalidInput):
     """The Idempotency-Key was used for another request: send a new key with a new request."""
 
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ledger.db import Conn, tenant_scope
-from ledger.errors import MemledgerError
+from ledger.errors import NotFound
 from ledger.scope import check_id
 
 PREFIX = "mlk_"
 
 
-class KeyNotFound(MemledgerError):
+class KeyNotFound(NotFound):
     """No such API key for this tenant."""
 
 

@@ -43,18 +43,15 @@ class EventsIn(Strict):
 
 class EventResult(BaseModel):
     index: int
-    status: Literal["accepted", "duplicate", "rejected"]
-    session_id: int | None = None
+    status: Literal["accepted", "duplicate"]
+    session_id: int | None = None  # None for a duplicate
     event_id: int | None = None  # the stored event's id (accepted)
-    field: str | None = None
-    reason: str | None = None
 
 
 class EventsOut(BaseModel):
     results: list[EventResult]
     accepted: int
     duplicates: int
-    rejected: int
     sessions_closed: list[int]
 
 

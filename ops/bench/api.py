@@ -29,17 +29,7 @@ import redis
 
 from ledger.db import Conn
 from ledger.events import iter_chunks
-from materializers.runner import project
-from observations.builder import build_session, sessions_to_build
-from ops.api.keys import create_key
-from ops.bench.build import load_sessions
-from ops.bench.commands import bench
-from ops.bench.common import bench_conn, scratch_database
 from ops.bench.ingest import synthetic_events
-from ops.cli import Context, pass_ctx
-from ops.components import make_build_config
-from ops.runtime import wall_clock
-from ops.services import running_services
 
 API_DATABASE = "memledger_bench_api"
 SCRATCH_REDIS_DB = 15
@@ -125,79 +115,6 @@ class ApiFigures:
     @property
     def events_per_second(self) -> float:
         return self.events / self.ingest.wall
-
-
-@bench.command("api")
-@click.option(
-    "--events", default=50_000, show_default=True, type=click.IntRange(100),
-    help="Events timed (after the warm-up).",
-)  # fmt: skip
-@click.option(
-    "--contexts", default=400, show_default=True,
-    type=click.IntRange(8, len(QUESTIONS) - WARMUP_CONTEXTS),
-    help="Context bundles timed (after the warm-up).",
-)  # fmt: skip
-@click.option("--clients", default=8, show_default=True, type=click.IntRange(1, 64))
-@click.option(
-    "--processes", default=2, show_default=True, type=click.IntRange(1, 64),
-    help="memledger serve --processes",
-)  # fmt: skip
-@click.option(
-    "--backlog", default=0, show_default=True, type=click.IntRange(0),
-    help="Also time context bundles on a server with build workers, first with nothing to "
-    "build, then with at least this many sessions waiting for a build.",
-)  # fmt: skip
-@pass_ctx
-def bench_api(
-    ctx: Context, events: int, contexts: int, clients: int, processes: int, backlog: int
-) -> None:
-    """HTTP ingest events/s (batches of 100) and context p50/p95 with concurrent clients,
-    against `memledger serve` on loopback, each after a short untimed warm-up; with
-    --backlog, context p50/p95 again while the server's workers build a backlog."""
-    s = ctx.settings
-    services = running_services(s.home, s.database_url, s.redis_url)
-    with (
-        services as urls,
-        scratch_database(urls.database_url, API_DATABASE) as url,
-        bench_conn(url) as conn,
-    ):
-        now = wall_clock()
-        load_sessions(conn, "bench-api", 100, now)  # copies of the sample, then built
-        config = make_build_config(s)
-        for tenant, session_id in sessions_to_build(conn, now=now, limit=1000):
-            build_session(conn, tenant, session_id, config, now=now)
-        project(conn, "bench-api", now=now)
-        key = create_key(conn, "bench-api", name="bench", now=now)[1]
-        behind = None
-        if backlog:
-            from ops.bench.api_backlog import run_backlog  # it builds on this module
-
-            behind = run_backlog(conn, url, urls.redis_url, key, backlog, contexts, clients,
-                                 processes, now)  # fmt: skip
-        with scratch_redis(urls.redis_url) as redis_url, serving(url, redis_url, processes) as api:
-            f = run_api(
-                api.url, key, events=events, contexts=contexts, clients=clients, server=api.process
-            )
-        stored = stored_bench_events(conn, "bench-api")
-        if stored != WARMUP_BATCHES * BATCH + events:
-            raise click.ClickException(f"the server stored {stored:,} of the events sent")
-    with_clients = _count(f.clients, "client", "clients")
-    servers = _count(processes, "server process", "server processes")
-    click.echo(
-        f"api: ingest {f.events:,} events in {f.ingest.wall:.1f} s = "
-        f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {with_clients}, {servers}, "
-        f"after {WARMUP_BATCHES * BATCH:,} warm-up events)\n"
-        f"    {f.ingest.per_request('batch')}\n"
-        f"  context: {f.context.cpu.requests} bundles, p50 {f.context.p50_ms:.1f} ms, "
-        f"p95 {f.context.p95_ms:.1f} ms ({with_clients}, query embedding included)\n"
-        f"    {f.context.cpu.per_request('bundle')}"
-    )
-    if behind is not None:
-        click.echo(behind.report(with_clients))
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def run_api(

@@ -17,7 +17,7 @@ from ledger.db import Conn
 from observations.builder import waiting_builds
 from ops.bench.api import ContextFigures, Load, scratch_redis, serving, time_contexts
 from ops.bench.build import load_sessions
-from ops.pipeline import wait_for_builds
+from ops.worker.pipeline import wait_for_builds
 
 BACKLOG_TENANT = "bench-backlog"
 START_SECONDS = 120  # for a server's workers to build their first session

@@ -28,7 +28,7 @@ from observations.embed import Embedder
 from observations.embed_base import Vectors
 from observations.gates import apply_gates
 from ops.bench.common import peak_rss_mib
-from ops.cli import sample_path
+from ops.samples import sample_path
 
 
 @dataclass(frozen=True, slots=True)

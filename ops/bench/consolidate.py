@@ -34,7 +34,7 @@ from ops.bench import consolidate_load as data
 from ops.bench import statements
 from ops.bench.common import peak_rss_mib
 from ops.bench.synthetic import Pool
-from ops.runtime import wall_clock
+from ops.wiring import wall_clock
 
 SEED = 11
 DATABASE = "memledger_bench_consolidate"

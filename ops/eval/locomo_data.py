@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ledger.errors import MemledgerError
+from ledger.errors import InvalidInput
 
 SCORED_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 TURN_SPACING = timedelta(seconds=30)
@@ -25,7 +25,7 @@ _SESSION_KEY = re.compile(r"session_(\d+)")
 _DIA_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 
 
-class InvalidDataset(MemledgerError):
+class InvalidDataset(InvalidInput):
     """The file is not a LoCoMo dataset this reader understands."""
 
 

@@ -9,27 +9,17 @@ reports checks passed per category. The format and the matching rules: docs/prob
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
-
-import click
 
 from ledger.db import connect
 from ops.api.keys import create_key
-from ops.bench.api import scratch_redis, serving
-from ops.bench.common import scratch_database
-from ops.cli import Context, pass_ctx, progress
-from ops.eval.commands import eval_group
+from ops.bench.api import serving
 from ops.eval.probes_checks import Outcome, evaluate
-from ops.eval.probes_data import load
 from ops.eval.probes_model import CATEGORIES, Case, Check, ProbeFile
 from ops.eval.probes_run import Api, Reader, feed, maintain, wait_for_builds
-from ops.runtime import wall_clock
-from ops.services import running_services
 
 PROBES_DATABASE = "memledger_eval_probes"
 
@@ -146,43 +136,3 @@ def report_text(report: Report, *, failures: int = 200) -> str:
     if len(failed) > failures:
         lines.append(f"  ... and {len(failed) - failures} more (--json has them all)")
     return "\n".join(lines)
-
-
-@eval_group.command("probes")
-@click.option(
-    "--data",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A probe file (docs/probes.md), e.g. tests/data/probes.json.",
-)
-@click.option("--cases", help="Comma-separated case ids to run (default: all in the file).")
-@click.option(
-    "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write results."
-)
-@pass_ctx
-def eval_probes(ctx: Context, data: Path, cases: str | None, json_out: Path | None) -> None:
-    """Run memory-correctness cases through `memledger serve` (HTTP ingest, builds, the
-    maintenance jobs) and report the checks passed per category, with every failing
-    check and what the memory returned for it."""
-    only = {c.strip() for c in cases.split(",") if c.strip()} if cases else None
-    probes = load(data, only)
-    s = ctx.settings
-    services = running_services(s.home, s.database_url, s.redis_url)
-    total = sum(len(c.sessions) for c in probes.cases)
-    with (
-        services as urls,
-        scratch_database(urls.database_url, PROBES_DATABASE) as url,
-        scratch_redis(urls.redis_url) as redis_url,
-        progress(total, "build", "session") as bar,
-    ):
-
-        def built(n: int) -> None:
-            bar.update(n - bar.n)
-
-        report = run_probes(
-            probes, url, redis_url, now=wall_clock(), on_built=built,
-            build_attempts=s.build_max_attempts,
-        )  # fmt: skip
-    click.echo(report_text(report))
-    if json_out:
-        json_out.write_text(json.dumps(report.as_json(), indent=2))

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ledger.errors import MemledgerError
+from ledger.errors import InvalidInput
 
 CATEGORIES = {
     "ku": "knowledge_update", "tr": "temporal_resolution", "ga": "group_attribution",
@@ -33,7 +33,7 @@ KINDS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
 NEEDS_POSITIVE = ("abstain", "isolation")
 
 
-class InvalidProbeFile(MemledgerError):
+class InvalidProbeFile(InvalidInput):
     """The probe file breaks the format: fix the named case and field (see docs/probes.md)."""
 
     def __init__(self, message: str, *, case: str | None = None, field: str = "") -> None:

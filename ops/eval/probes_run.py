@@ -86,11 +86,14 @@ def feed(api: Api, case: Case) -> int:
     """Append the case's sessions in order, closing each once sent; sessions closed."""
     closed = 0
     for session in case.sessions:
-        out = api.json("POST", "/v1/events", {"events": ledger_events(case, session)})
-        if bad := [r for r in out["results"] if r["status"] == "rejected"]:
-            event = session.events[bad[0]["index"]].id
-            raise ProbeRunError(f"event {event} rejected: {bad[0]['field']}: {bad[0]['reason']}",
+        status, out, _ = api.call("POST", "/v1/events", {"events": ledger_events(case, session)})
+        if status == 422 and out.get("error") == "BatchRejected":  # the case's own mistake
+            bad = out["fields"]["rejected"][0]
+            event = session.events[bad["index"]].id
+            raise ProbeRunError(f"event {event} rejected: {bad['field']}: {bad['reason']}",
                                 case=case.id)  # fmt: skip
+        if status != 200:
+            raise ProbeRunError(f"POST /v1/events answered {status}: {str(out)[:300]}")
         for session_id in sorted({r["session_id"] for r in out["results"]}):
             closed += 1
             api.json("POST", f"/v1/sessions/{session_id}/close", {})

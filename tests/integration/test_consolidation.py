@@ -23,7 +23,7 @@ from consolidation import (
     EntryState,
     JobScope,
     RetentionPolicy,
-    entry_history,
+    entry_record,
     lock_key,
     plan_decay,
     point_window,
@@ -37,7 +37,7 @@ from materializers import get_profile, project
 from observations.builder import BuildConfig, build_session, record_failure
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
-from ops.consolidation_commands import history_lines
+from ops.cli.consolidation import history_lines
 from retrieval.search import Filters, Scope, search
 from tests.events import replay, sample_events, says
 
@@ -74,7 +74,7 @@ def entries(conn: Conn, tenant: str, **where: str) -> list[Row]:
 
 
 def history(conn: Conn, tenant: str, entry_id: int) -> list[tuple[str, str]]:
-    return [(r["action"], r["actor"]) for r in entry_history(conn, tenant, entry_id).changes]
+    return [(r["action"], r["actor"]) for r in entry_record(conn, tenant, entry_id).changes]
 
 
 def run(
@@ -123,7 +123,7 @@ def assert_eth_current_btc_history(conn: Conn, tenant: str, actor: str) -> None:
     assert btc["expired_at"] == NOW and eth["valid_to"] is None
     assert history(conn, tenant, btc["id"]) == [("ADD", "builder"), ("SUPERSEDE", actor)]
     assert history(conn, tenant, eth["id"]) == [("ADD", "builder")]
-    link = entry_history(conn, tenant, btc["id"]).links
+    link = entry_record(conn, tenant, btc["id"]).links
     assert [(k["src_id"], k["relation"], k["dst_id"]) for k in link] == [
         (eth["id"], "supersedes", btc["id"])
     ]
@@ -169,12 +169,12 @@ def test_the_history_command_prints_every_change_and_the_lineage(conn: Conn) -> 
     tenant = new_tenant()
     build(conn, tenant, BTC_THEN_ETH)
     [btc] = entries(conn, tenant, status="superseded")
-    text = "\n".join(history_lines(entry_history(conn, tenant, btc["id"])))
+    text = "\n".join(history_lines(entry_record(conn, tenant, btc["id"])))
     assert f"entry {btc['id']} (preference, user maya" in text and "superseded" in text
     assert "ADD" in text and "SUPERSEDE" in text and "active → superseded" in text
     assert f"supersedes entry {btc['id']}" in text and "maya-1" in text
     with pytest.raises(EntryNotFound):
-        entry_history(conn, tenant, 10**12)
+        entry_record(conn, tenant, 10**12)
 
 
 # ------------------------------------------------------------------------------ merge
@@ -201,7 +201,7 @@ def test_duplicates_merge_into_one_survivor_with_the_union_of_provenance(conn: C
     assert survivor["confidence"] == max(d["confidence"] for d in dups)
     assert history(conn, tenant, merged["id"])[-1] == ("MERGE", "consolidation:merge")
     assert history(conn, tenant, survivor["id"])[-1] == ("MERGE", "consolidation:merge")
-    links = entry_history(conn, tenant, merged["id"]).links
+    links = entry_record(conn, tenant, merged["id"]).links
     assert [(k["src_id"], k["relation"], k["dst_id"]) for k in links] == [
         (merged["id"], "merged_into", survivor["id"])
     ]

@@ -32,7 +32,7 @@ from ledger import (
 )
 from ledger.db import Conn
 from ledger.store import DEFAULT_GAP, open_session_tail
-from ops.ingest import ingest_lines
+from ops.usecases.ingest import ingest_lines
 from tests.events import message
 
 GAP = timedelta(minutes=30)

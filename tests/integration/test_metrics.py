@@ -26,7 +26,7 @@ from ops.metrics import (
     SharedMetrics,
     shared_metrics,
 )
-from ops.scheduler import run_scheduled
+from ops.worker.scheduler import run_scheduled
 
 
 @pytest.fixture

@@ -26,8 +26,8 @@ from observations.edits import list_owner_entries
 from observations.embed import HashEmbedder, Vectors
 from observations.extract.heuristic import HeuristicExtractor
 from ops.bench.synthetic import Pool, copy_entries, entry_rows
-from ops.ingest import accepted_events
 from ops.services import drop_database, recreate_database
+from ops.usecases.ingest import accepted_events
 from retrieval.access import AccessLog
 from retrieval.bundle import render_text
 from retrieval.candidates import scope_sql, text_candidates

@@ -59,13 +59,17 @@ def test_ingest_reports_each_event_and_a_redelivery_is_a_no_op(server: Server) -
 
 
 def _ingest_twice(client: httpx.Client) -> None:
+    """A batch with a bad event writes nothing and names it; fixed, the batch is written
+    whole; sent again, every event is a duplicate."""
     batch = [dict(e, channel_id="dm-i") for e in SAMPLE[:3]]
     bad = dict(SAMPLE[3], role="robot", channel_id="dm-i")
-    first = client.post("/v1/events", json={"events": [*batch, bad]})
-    assert first.status_code == 200
-    body = first.json()
-    assert [r["status"] for r in body["results"]] == ["accepted"] * 3 + ["rejected"]
-    assert body["results"][3]["field"] == "role"
+    refused = client.post("/v1/events", json={"events": [batch[0], bad, *batch[1:]]})
+    assert refused.status_code == 422
+    body = refused.json()
+    assert body["error"] == "BatchRejected"
+    assert [(r["index"], r["field"]) for r in body["fields"]["rejected"]] == [(1, "role")]
+    first = client.post("/v1/events", json={"events": batch}).json()
+    assert [r["status"] for r in first["results"]] == ["accepted"] * 3
     again = client.post("/v1/events", json={"events": batch}).json()
     assert [r["status"] for r in again["results"]] == ["duplicate"] * 3
     assert again["accepted"] == 0
@@ -111,16 +115,22 @@ def test_bad_input_is_a_4xx_naming_the_field(server: Server) -> None:
     assert r.status_code == 200 and r.json()["accepted"] == 1
 
 
-def test_an_event_postgresql_could_not_store_is_rejected_alone(server: Server) -> None:
-    """A NUL in metadata (which PostgreSQL's json types refuse) rejects that event, naming
-    the field; the rest of the batch is written."""
-    good = {**SAMPLE[0], "external_id": "nul-ok"}
-    bad = {**SAMPLE[1], "external_id": "nul-bad", "metadata": {"note": "a\x00b"}}
+def test_an_event_postgresql_could_not_store_is_named_and_nothing_is_written(
+    server: Server,
+) -> None:
+    """A NUL in metadata (which PostgreSQL's json types refuse) is caught before the
+    append: the event and field are named, and the batch's good event is not written."""
+    good = {**SAMPLE[0], "external_id": "nul-ok", "channel_id": "nul"}
+    bad = {**SAMPLE[1], "external_id": "nul-bad", "channel_id": "nul"}
+    bad["metadata"] = {"note": "a\x00b"}
     with client_for(server, "tenant-z") as client:
-        out = client.post("/v1/events", json={"events": [good, bad]}).json()
-    assert (out["accepted"], out["rejected"]) == (1, 1)
-    assert out["results"][1]["field"] == "metadata"
-    assert "NUL" in out["results"][1]["reason"]
+        r = client.post("/v1/events", json={"events": [good, bad]})
+        assert r.status_code == 422
+        [rejected] = r.json()["fields"]["rejected"]
+        assert (rejected["index"], rejected["field"]) == (1, "metadata")
+        assert "NUL" in rejected["reason"]
+        out = client.post("/v1/events", json={"events": [good]}).json()
+    assert out["accepted"] == 1  # not a duplicate: the refused batch wrote nothing
 
 
 def test_ingest_applies_the_limits_the_server_is_configured_with(server: Server) -> None:
@@ -134,7 +144,7 @@ def test_ingest_applies_the_limits_the_server_is_configured_with(server: Server)
         assert r.status_code == 200 and r.json()["accepted"] == 1
         longer = {**long, "external_id": "long-2", "content": "word " * 60_000}  # 300 kB
         r = client.post("/v1/events", json={"events": [longer]}, headers=headers)
-        assert r.json()["rejected"] == 1 and "262144 limit" in r.json()["results"][0]["reason"]
+        assert r.status_code == 422 and "262144 limit" in r.json()["message"]
 
 
 def test_search_context_profile_skills_entry_and_history(tenant_a: dict[str, Any]) -> None:
@@ -557,7 +567,7 @@ def test_metrics_count_what_the_requests_did(server: Server) -> None:
 
     before = scrape()
     with client_for(server, "tenant-m") as client:
-        _ingest_twice(client)  # 3 accepted and 1 rejected, then 3 duplicates
+        _ingest_twice(client)  # 1 rejected (its batch refused), 3 accepted, then 3 duplicates
         client.post("/v1/context", json={"query": "allergies?", "user_id": "maya"})
         client.post("/v1/search", json={"query": "allergies?", "user_id": "maya"})
         client.post("/v1/search", json={"query": "allergies?", "user_id": "maya"})
@@ -566,13 +576,14 @@ def test_metrics_count_what_the_requests_did(server: Server) -> None:
         tea = {"role": "user", "content": "I like green tea."}
         added = {"messages": [tea, tea], "user_id": "maya"}
         assert client.post("/v3/memories/add/", json=added).status_code == 200
-        # rolled back whole: its good message is not counted either
+        # rolled back whole: its good message is not counted as accepted
         failed = {"messages": [tea, {"role": "user", "content": ""}], "user_id": "maya"}
         assert client.post("/v3/memories/add/", json=failed).status_code == 422
     after = scrape()
 
     assert grew("memledger_events_ingested_total", status="accepted") == 3 + 2
-    assert grew("memledger_events_ingested_total", status="rejected") == 1
+    # the bad event of the refused batch, and the empty message of the refused add
+    assert grew("memledger_events_ingested_total", status="rejected") == 2
     assert grew("memledger_events_ingested_total", status="duplicate") == 3
     assert grew("memledger_retrieval_seconds_count", route="context") == 1
     assert grew("memledger_retrieval_seconds_count", route="search") == 2

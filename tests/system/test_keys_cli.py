@@ -9,9 +9,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ledger.db import connect
-from ops import commands  # noqa: F401  (registers the subcommands)
 from ops.api.keys import resolve_key
-from ops.cli import cli, sample_path
+from ops.cli import cli
+from ops.samples import sample_path
 from ops.services import redacted
 
 

@@ -35,9 +35,9 @@ from dramatiq.brokers.redis import RedisBroker
 
 from ledger.db import connect
 from observations.outbox import QueueUnavailable
-from ops.actors import enqueue_builds
 from ops.api.keys import create_key
 from ops.broker import NAMESPACE, close_broker, redis_client, redis_restarted
+from ops.worker.actors import enqueue_builds
 from tests.system.processes import CliProcess
 
 MEMLEDGER = Path(sys.executable).parent / "memledger"

@@ -17,7 +17,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,18 +25,16 @@ import dramatiq
 import dramatiq.broker as dramatiq_broker
 import psycopg
 import pytest
-import redis
 
 from ledger import list_sessions
 from ledger.db import Conn, connect, make_pool
 from materializers import checkpoint, get_profile, list_skills
+from observations import builder
 from observations.builder import BuildConfig, sessions_to_build
 from observations.embed import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
-from ops import actors
 from ops.broker import setup_broker
-from ops.metrics import SharedMetrics
-from ops.settings import load_settings
+from ops.worker import actors
 from tests.events import replay, sample_events
 from tests.system.processes import CliProcess, counted
 
@@ -405,14 +403,14 @@ def test_a_build_whose_connection_the_server_cut_records_its_failure(
         conn.close()
         raise psycopg.OperationalError("the connection is lost")
 
-    monkeypatch.setattr(actors.builder, "build_session", cut)
+    monkeypatch.setattr(builder, "build_session", cut)
     config = BuildConfig(HeuristicExtractor(), HashEmbedder())
-    client = redis.Redis.from_url(redis_url)
     with make_pool(fresh_db_url, max_size=2) as pool:
-        state = actors.WorkerState(load_settings(), pool, config, SharedMetrics(client))
-        monkeypatch.setattr(actors, "_state", state)
-        actors.build_session(tenant, session_ids[0])
-    client.close()
+        now = datetime.now(UTC)
+        outcome = builder.build_or_record_failure(
+            pool.connection, tenant, session_ids[0], config, now=now, backoff=timedelta(0)
+        )
+    assert (outcome.status, outcome.attempts) == ("failed", 1)
     session = session_of(db, tenant, session_ids[0])
     assert (session["status"], session["build_attempts"]) == ("failed", 1)
     assert "OperationalError: the connection is lost" in session["last_error"]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from observations.extract.base import KINDS, Extraction, SessionEvent, SessionInput
 from observations.extract.heuristic import HeuristicExtractor
 from observations.gates import GATES, apply_gates
+from tests.examples import examples
 
 START = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
 USERS = {"caroline": "Caroline Reyes", "tom": "Tom Okafor", "u3": None}
@@ -111,7 +112,7 @@ def sessions(draw: st.DrawFn) -> SessionInput:
     return SessionInput("tenant", 42, "dm-1", events[0].occurred_at, events[-1].occurred_at, events)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(sessions())
 def test_gated_items_have_provenance_within_their_session(session: SessionInput) -> None:
     event_ids = {e.id for e in session.events}
@@ -128,7 +129,7 @@ def test_gated_items_have_provenance_within_their_session(session: SessionInput)
     assert sum(gated.dropped.values()) + len(gated.items) == len(extraction.items)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(sessions(), st.data())
 def test_gates_drop_every_item_whose_provenance_leaves_the_session(
     session: SessionInput, data: st.DataObject

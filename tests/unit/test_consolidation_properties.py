@@ -28,6 +28,7 @@ from consolidation import (
     plan_merge,
     plan_supersede,
 )
+from tests.examples import examples
 
 T0 = datetime(2025, 6, 1, tzinfo=UTC)
 NOW = datetime(2025, 12, 1, tzinfo=UTC)
@@ -102,7 +103,7 @@ def event_ids(entries: list[EntryState], *, active_only: bool = False) -> set[in
     }
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(memories(), st.sampled_from(sorted(JOBS)))
 def test_no_job_loses_a_source_event_id(entries: list[EntryState], job: str) -> None:
     after = run(job, entries)
@@ -112,7 +113,7 @@ def test_no_job_loses_a_source_event_id(entries: list[EntryState], job: str) -> 
         assert event_ids(after, active_only=True) == event_ids(entries, active_only=True)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(memories(), st.sampled_from(sorted(JOBS)))
 def test_running_a_job_twice_equals_running_it_once(entries: list[EntryState], job: str) -> None:
     once = run(job, entries)
@@ -120,7 +121,7 @@ def test_running_a_job_twice_equals_running_it_once(entries: list[EntryState], j
     assert run(job, once) == once
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(memories(), st.data())
 def test_merge_and_supersede_do_not_depend_on_the_order_of_entries(
     entries: list[EntryState], data: st.DataObject
@@ -130,7 +131,7 @@ def test_merge_and_supersede_do_not_depend_on_the_order_of_entries(
         assert JOBS[job](shuffled) == JOBS[job](entries)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(memories())
 def test_superseded_facts_are_kept_and_different_values_never_overlap(
     entries: list[EntryState],

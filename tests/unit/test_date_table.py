@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from observations.extract import date_library
 from observations.extract.dates import ResolvedDate, find_dates
+from tests.examples import examples
 
 
 def _at(iso: str) -> datetime:
@@ -356,7 +357,7 @@ _MOVING = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.sampled_from(_MOVING),
     st.dates(date(1950, 1, 1), date(2080, 12, 31)),

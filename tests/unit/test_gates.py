@@ -21,6 +21,7 @@ from observations.extract.base import (
     SessionInput,
 )
 from observations.gates import GATES, apply_gates, claim_stems, support
+from tests.examples import examples
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 TURNS: list[tuple[int, str, str, str, str, Mapping[str, Any]]] = [
@@ -312,7 +313,7 @@ def _sessions_and_items(draw: st.DrawFn) -> tuple[SessionInput, list[Extracted]]
     return session, draw(st.lists(item, max_size=12))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(case=_sessions_and_items(), max_items=st.none() | st.integers(0, 8))
 def test_gates_never_add_items_and_keep_only_real_provenance(
     case: tuple[SessionInput, list[Extracted]], max_items: int | None

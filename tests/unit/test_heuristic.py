@@ -22,6 +22,7 @@ from observations.extract.base import (
 from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.turns import strip_vocative
 from observations.gates import apply_gates
+from tests.examples import examples
 
 # Monday 8 May 2023, 13:56 UTC.
 START = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -445,7 +446,7 @@ def random_session(rows: list[tuple[str, str, str, dict[str, object]]]) -> Sessi
     return SessionInput("tenant", 9, "chat-9", START, end, events)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(EVENT, max_size=12))
 def test_every_item_has_provenance_within_the_session(
     rows: list[tuple[str, str, str, dict[str, object]]],

@@ -25,6 +25,7 @@ from ledger.sqlfile import load_queries
 from materializers.facts import EntryFact
 from materializers.profile import Conflict, fold_profile, profile_rows
 from materializers.skills import SkillRow, fold_skill, reconcile_skill, skill_rows
+from tests.examples import examples
 
 T0 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)
 Profile = dict[tuple[str, str], Any]
@@ -423,7 +424,7 @@ def comparable(skills: Skills) -> dict[tuple[str, str], Any]:
     }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(ops=changes, cuts=st.lists(st.integers(0, 30), max_size=6), shuffle=st.randoms())
 def test_incremental_read_models_equal_a_full_rebuild(
     ops: list[Any], cuts: list[int], shuffle: random.Random
@@ -434,7 +435,7 @@ def test_incremental_read_models_equal_a_full_rebuild(
     assert (state.profile, state.skills) == rebuild(entries, {})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ops=changes_and_reviews, cuts=st.lists(st.integers(0, 30), max_size=6), shuffle=st.randoms())
 def test_reviews_survive_incremental_changes_and_rebuilds(
     ops: list[Any], cuts: list[int], shuffle: random.Random

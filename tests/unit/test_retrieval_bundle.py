@@ -6,11 +6,13 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tokenizers import Tokenizer
 
 from observations.embed_local import MAX_POSITIONS, _load_tokenizer, default_model_files
 from retrieval import (
@@ -29,6 +31,8 @@ from retrieval import (
     wordpiece_counter,
 )
 from retrieval.bundle import HEADERS
+from retrieval.tokens import TokenCounter
+from tests.examples import examples
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 PIECES = [*"abcdefghij klmnop.,'!?é0123456789", "Maya", " oat milk", "\n", "  "]
@@ -131,7 +135,7 @@ def test_bundle_never_exceeds_its_budget_and_holds_whole_items(
     assert lines <= whole | {""}
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(sections, st.integers(0, 400))
 def test_bundle_fits_the_wordpiece_budget(offered: dict[str, Any], budget: int) -> None:
     count = wordpiece_counter()
@@ -146,7 +150,7 @@ def test_counters_add_up_over_whitespace_joins(a: str, b: str, gap: str) -> None
         assert count(a + gap + b) == count(a) + count(b)
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(300))
 @given(
     st.lists(
         st.text(max_size=12)
@@ -155,9 +159,16 @@ def test_counters_add_up_over_whitespace_joins(a: str, b: str, gap: str) -> None
     ).map("".join)
 )
 def test_the_wordpiece_count_is_the_tokenizers_count_of_the_whole_text(text: str) -> None:
+    tokenizer, count = tokenizer_and_counter()
+    assert count(text) == len(tokenizer.encode(text, add_special_tokens=False))
+
+
+@cache
+def tokenizer_and_counter() -> tuple[Tokenizer, TokenCounter]:
+    """Loaded once for all examples (each load reads and checks the tokenizer file)."""
     tokenizer = _load_tokenizer(default_model_files(), MAX_POSITIONS)
     tokenizer.no_truncation()
-    assert wordpiece_counter()(text) == len(tokenizer.encode(text, add_special_tokens=False))
+    return tokenizer, wordpiece_counter()
 
 
 def test_the_approximate_count_follows_wordpiece_splits() -> None:

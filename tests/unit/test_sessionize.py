@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger.sessionize import OpenSession, place
+from tests.examples import examples
 
 GAP = timedelta(minutes=30)
 BASE = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
@@ -90,7 +91,7 @@ class Sessions:
                 self.open = None
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(data=st.data())
 def test_place_batch_by_batch_cuts_the_maximal_runs_of_the_sorted_timeline(
     data: st.DataObject,

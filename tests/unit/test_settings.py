@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ops.components import make_embedder_from
 from ops.settings import InvalidSettings, load_settings
+from ops.wiring import make_embedder_from
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
-import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -15,25 +12,14 @@ from pydantic import BaseModel
 
 from consolidation.jobs import JOBS, JobScope
 from consolidation.runs import point_window, run_job, window_for
-from ledger.db import Conn
-from ledger.errors import InvalidEvent
-from ledger.events import EventIn, parse_events
-from ledger.scope import ID_PATTERN, MAX_ID_LENGTH
-from ledger.store import AppendResult, append, close_session
+from ledger.scope import ID_PATTERN
+from ledger.store import AppendResult
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
-from observations.builder import MEMORY_METADATA
-from observations.edits import (
-    InvalidEdit,
-    delete_entry,
-    delete_owner_entries,
-    edit_entry,
-    entry_history,
-    get_entry,
-)
+from observations.edits import entry_history, get_entry
 from ops.api import idempotency
-from ops.api.app import Owner, State, TenantConn
+from ops.api.deps import Owner, State, TenantConn
+from ops.api.errors import ERRORS
 from ops.api.idempotency import IdempotencyKey
-from ops.api.keys import KeyOwner
 from ops.api.models import (
     CloseOut,
     ContextIn,
@@ -55,21 +41,17 @@ from ops.api.models import (
     SearchOut,
     SkillOut,
 )
-from ops.api.state import ApiState
-from ops.ingest import accepted_events
-from ops.metrics import EVENTS, JOB_RUNS, LATENCY
-from ops.scheduler import consolidation_config
+from ops.metrics import JOB_RUNS, LATENCY
+from ops.usecases.edit import edit, forget_entry, forget_owner
+from ops.usecases.ingest import close, ingest
+from ops.usecases.remember import chat_messages, default_channel, remember
+from ops.wiring import consolidation_config
 from retrieval.bundle import dumps, render_text
 from retrieval.context import ContextRequest, build_context, bundle_provenance
 from retrieval.recent import recent_messages
 from retrieval.search import Filters, Scope, search
 from retrieval.types import Scored
 
-ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorOut, "description": "missing or unknown API key"},
-    404: {"model": ErrorOut, "description": "not found in this tenant"},
-    422: {"model": ErrorOut, "description": "invalid input; the message names the field"},
-}
 router = APIRouter(prefix="/v1", responses=ERRORS)
 PathId = Annotated[str, Path(pattern=ID_PATTERN, max_length=128)]
 RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
@@ -80,89 +62,31 @@ RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 @router.post("/events", tags=["ingest"], response_model=EventsOut)
 def post_events(body: EventsIn, owner: Owner, state: State, tasks: BackgroundTasks) -> Response:
-    """Append a batch of chat events. Each is accepted, a duplicate (its external id was seen:
-    a retried delivery, a no-op) or rejected with the reason; the others are written.
-    Sessions closed by the batch are queued for building."""
+    """Append a batch of chat events, whole or not at all: each is accepted or a duplicate
+    (its external id was seen: a retried delivery, a no-op). A batch with an invalid event
+    writes nothing and answers 422 ``BatchRejected``, naming every bad event in
+    ``fields.rejected`` (index, field, reason). Sessions closed by the batch are queued for
+    building."""
     # The append is its own tenant-scoped transaction: it commits (and lets go of the
     # ledger lock) in the round trip of its writes, before the response is made.
     with state.connection() as conn:
-        return _json(_ingest(conn, body.events, owner, state, tasks)[0])
+        ingested = ingest(conn, owner.tenant_id, body.events, state, tasks.add_task)
+    return _json(events_out(ingested.result))
 
 
-def _ingest(
-    conn: Conn,
-    events: list[dict[str, Any]],
-    owner: KeyOwner,
-    state: ApiState,
-    tasks: BackgroundTasks,
-) -> tuple[EventsOut, AppendResult | None]:
-    """Validate each event, append the valid ones, and queue what follows the commit; the
-    response, and the append's result (None when no event was valid)."""
-    with state.appending:
-        results, valid, result = _validate_and_append(conn, events, owner.tenant_id, state)
-    ordered = [results[i] for i in range(len(events))]
-    counts = {s: sum(r.status == s for r in ordered) for s in ("accepted", "duplicate", "rejected")}
-    tasks.add_task(_after_commit, state, owner.tenant_id, valid, result, counts)
-    out = EventsOut(
-        results=ordered,
-        accepted=counts["accepted"],
-        duplicates=counts["duplicate"],
-        rejected=counts["rejected"],
-        sessions_closed=list(result.closed) if result else [],
+def events_out(result: AppendResult, closed: list[int] | None = None) -> EventsOut:
+    """Each event's outcome, the counts, and the sessions closed (the append's, or
+    ``closed``)."""
+    results = [
+        EventResult(index=o.index, status=o.status, session_id=o.session_id, event_id=o.event_id)
+        for o in result.outcomes
+    ]
+    return EventsOut(
+        results=results,
+        accepted=result.accepted,
+        duplicates=result.duplicates,
+        sessions_closed=list(result.closed) if closed is None else closed,
     )
-    return out, result
-
-
-def _validate_and_append(
-    conn: Conn, events: list[dict[str, Any]], tenant_id: str, state: ApiState
-) -> tuple[dict[int, EventResult], list[EventIn], AppendResult | None]:
-    """Each event's result by position (rejected with the reason, accepted, or a
-    duplicate), the valid events, and the append's result (None if none was valid)."""
-    now = state.clock()
-    limits = state.settings.limits
-    results: dict[int, EventResult] = {}
-    valid, positions = [], []
-    for index, raw in enumerate(events):
-        try:
-            valid += parse_events([raw], now=now, limits=limits)
-            positions.append(index)
-        except InvalidEvent as exc:
-            results[index] = EventResult(
-                index=index, status="rejected", field=exc.field, reason=exc.reason
-            )
-    result = None
-    if valid:
-        gap = state.settings.session_gap
-        result = append(conn, tenant_id, valid, now=now, gap=gap, limits=limits)
-        for outcome in result.outcomes:
-            index = positions[outcome.index]
-            results[index] = EventResult(
-                index=index,
-                status=outcome.status,
-                session_id=outcome.session_id,
-                event_id=outcome.event_id,
-            )
-    return results, valid, result
-
-
-def _after_commit(
-    state: ApiState,
-    tenant_id: str,
-    events: list[EventIn],
-    result: AppendResult | None,
-    counts: dict[str, int],
-) -> None:
-    """After the response, so once the request's transaction has committed (and let go of
-    the ledger lock): the events counted, the recent window, and a build for each session
-    the append closed. A request that fails later (a Mem0 add with a bad message) rolls
-    back and gets none of this. None of it raises: with Redis down, the window and the
-    counts wait (the ledger has the events) and the builds stay in the outbox."""
-    state.metrics.add((EVENTS, (status,), n) for status, n in counts.items())
-    if result is None:
-        return
-    if state.window is not None:
-        state.window.record(tenant_id, accepted_events(events, result))
-    state.queue_builds(tenant_id, result.closed)
 
 
 @router.post("/sessions/{session_id}/close", tags=["ingest"])
@@ -170,9 +94,7 @@ def post_close(
     session_id: RowId, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
 ) -> CloseOut:
     """Close an open session now (it is queued for building); closing twice is a no-op."""
-    closed = close_session(conn, owner.tenant_id, session_id, now=state.clock())
-    if closed:
-        tasks.add_task(state.queue_builds, owner.tenant_id, [session_id])
+    closed = close(conn, owner.tenant_id, session_id, state, tasks.add_task)
     return CloseOut(session_id=session_id, closed=closed)
 
 
@@ -325,96 +247,13 @@ def post_memories(
     if again is not None:
         return again
     channel = body.channel_id or default_channel("memories", body.user_id)
-    messages = chat_messages(body.messages)
-    out = remember(messages, channel, body.user_id, "assistant", {}, owner, conn, state, tasks)
+    remembered = remember(
+        conn, tenant, chat_messages(body.messages), channel=channel, speaker=body.user_id,
+        assistant="assistant", metadata={}, deps=state, defer=tasks.add_task,
+    )  # fmt: skip
+    out = events_out(remembered.ingested.result, remembered.sessions_closed)
     idempotency.keep(conn, tenant, idempotency_key, out)
     return _json(out)
-
-
-_LITERAL_CHANNEL_IDS = 100  # user ids named as they are in a default channel: up to this long
-
-
-def default_channel(prefix: str, user_id: str) -> str:
-    """The channel a user's remembered messages go to when none is named:
-    ``<prefix>-<user id>`` for a user id of up to 100 characters; for a longer one, its
-    first characters and a hash of the whole, as long as a channel id may be (longer than
-    any of the first kind: distinct users keep distinct channels)."""
-    if len(user_id) <= _LITERAL_CHANNEL_IDS:
-        return f"{prefix}-{user_id}"
-    digest = hashlib.sha256(user_id.encode()).hexdigest()[:16]
-    return f"{prefix}-{user_id[: MAX_ID_LENGTH - len(prefix) - 18]}-{digest}"
-
-
-ROLES = ("user", "assistant", "system")  # the chat roles, stored as the same event roles
-
-
-@dataclass(frozen=True, slots=True)
-class ChatMessage:
-    role: str
-    content: str
-
-
-def chat_messages(raw: list[dict[str, Any]]) -> list[ChatMessage]:
-    """Chat messages as OpenAI-style clients send them: a role (user, assistant, system)
-    and a content that is text or a list of parts, whose text parts are joined."""
-    messages = []
-    for i, m in enumerate(raw):
-        role, content = m.get("role", "user"), m.get("content")
-        if role not in ROLES:
-            raise InvalidEdit("role must be user, assistant or system", field=f"messages.{i}.role")
-        if isinstance(content, list):
-            parts = [p.get("text") for p in content if isinstance(p, dict)]
-            content = "\n".join(p for p in parts if isinstance(p, str))
-        if not isinstance(content, str):
-            raise InvalidEdit("content must be text", field=f"messages.{i}.content")
-        messages.append(ChatMessage(role, content))
-    return messages
-
-
-def remember(
-    messages: list[ChatMessage],
-    channel: str,
-    speaker: str,
-    assistant: str,
-    metadata: dict[str, Any],
-    owner: KeyOwner,
-    conn: Conn,
-    state: ApiState,
-    tasks: BackgroundTasks,
-) -> EventsOut:
-    """Append messages (user turns by ``speaker``) as a session of their own and close it;
-    ``metadata`` goes to the memories built from them. The channel must have no open
-    session: the messages would join a live chat and close it. A message the ledger
-    refuses fails the request (its transaction rolls back)."""
-    now = state.clock()
-    events = [
-        {
-            "external_id": f"memory-{uuid.uuid4().hex}",
-            "channel_id": channel,
-            "role": m.role,
-            "actor_id": assistant if m.role == "assistant" else speaker,
-            "content": m.content,
-            "occurred_at": now,
-            "metadata": {MEMORY_METADATA: metadata} if metadata else {},
-        }
-        for m in messages
-    ]
-    out, result = _ingest(conn, events, owner, state, tasks)
-    for r in out.results:
-        if r.status == "rejected":  # the metadata is the request's, the rest each message's
-            field = "metadata" if r.field == "metadata" else f"messages.{r.index}.{r.field}"
-            raise InvalidEdit(r.reason or "message refused", field=field)
-    opened = sorted({r.session_id for r in out.results if r.session_id is not None})
-    # Whether the append joined or closed a session it did not open was decided under the
-    # ledger lock it holds until this request commits: no chat event slips in between.
-    if result is None or not {*opened, *result.closed} <= set(result.opened):
-        raise InvalidEdit(
-            "the channel has an open session (a live chat): remember into a channel of its own",
-            field="channel_id",
-        )
-    for session_id in opened:
-        post_close(session_id, owner, conn, state, tasks)
-    return out.model_copy(update={"sessions_closed": sorted({*out.sessions_closed, *opened})})
 
 
 @router.put("/entries/{entry_id}", tags=["memories"])
@@ -427,15 +266,9 @@ def put_entry(
     tasks: BackgroundTasks,
 ) -> EntryOut:
     """Rewrite an entry's statement (re-embedded; the change is in its history)."""
-    reproject(state, owner.tenant_id, tasks)
-    row = edit_entry(
-        conn,
-        owner.tenant_id,
-        entry_id,
-        body.statement,
-        embedder=state.embedder,
-        actor=owner.actor,
-        now=state.clock(),
+    defer = tasks.add_task
+    row = edit(
+        conn, owner.tenant_id, entry_id, body.statement, actor=owner.actor, deps=state, defer=defer
     )
     return entry_out(row)
 
@@ -445,8 +278,8 @@ def delete_one_entry(
     entry_id: RowId, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
 ) -> DeletedOut:
     """Delete an entry (kept as history: its status becomes deleted)."""
-    reproject(state, owner.tenant_id, tasks)
-    delete_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, now=state.clock())
+    defer = tasks.add_task
+    forget_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, deps=state, defer=defer)
     return DeletedOut(deleted=1)
 
 
@@ -455,18 +288,10 @@ def delete_user_entries(
     user_id: PathId, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
 ) -> DeletedOut:
     """Delete every entry of a user (each kept as history)."""
-    reproject(state, owner.tenant_id, tasks)
-    n = delete_owner_entries(
-        conn, owner.tenant_id, "user", user_id, actor=owner.actor, now=state.clock()
+    n = forget_owner(
+        conn, owner.tenant_id, "user", user_id, actor=owner.actor, deps=state, defer=tasks.add_task
     )
     return DeletedOut(deleted=n)
-
-
-def reproject(state: ApiState, tenant_id: str, tasks: BackgroundTasks) -> None:
-    """Once the request has committed (background tasks run after the response), queue a
-    read-model projection: the user profile and skills must drop or change what an edit
-    or delete changed. A request that fails queues nothing."""
-    tasks.add_task(state.enqueue_projection, tenant_id)
 
 
 # ------------------------------------------------------------------------------ shapes

@@ -1,15 +1,48 @@
-"""Builds the stages' collaborators (extractor, embedder, build and search settings)."""
+"""The composition root: settings → the embedded or configured services → the schema →
+a connection, and every stage's collaborators built from the settings (extractor,
+embedder, build, search and consolidation settings). The API, the workers and the CLI get
+what they run on from here and nowhere else."""
 
 from __future__ import annotations
 
-from consolidation import supersede_at_build
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from consolidation import ConsolidationConfig, RetentionPolicy, Walk, supersede_at_build
+from consolidation.ledger_jobs import Enqueue
+from ledger.db import Conn, apply_schema, connect
 from observations.builder import BuildConfig, GateConfig
 from observations.embed import Embedder, LocalEmbedder, make_embedder
 from observations.extract.base import Extractor
 from observations.extract.heuristic import HeuristicExtractor
+from ops.services import ServiceUrls, running_services
 from ops.settings import Settings
 from retrieval.search import SearchSettings
 from retrieval.types import RetrievalWeights
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    settings: Settings
+    urls: ServiceUrls
+    conn: Conn  # autocommit: each library call's transaction commits on its own
+
+
+@contextmanager
+def open_runtime(settings: Settings, *, init_schema: bool = True) -> Iterator[Runtime]:
+    """Start or reach the services, apply the schema, and hold one connection."""
+    services = running_services(settings.home, settings.database_url, settings.redis_url)
+    with services as urls, connect(urls.database_url, autocommit=True) as conn:
+        if init_schema:
+            apply_schema(conn)
+        yield Runtime(settings, urls, conn)
+
+
+def wall_clock() -> datetime:
+    """The current time: read only by entrypoints, passed to the library as ``now``."""
+    return datetime.now(UTC)
 
 
 def make_embedder_from(settings: Settings) -> Embedder:
@@ -80,4 +113,27 @@ def make_search_settings(settings: Settings) -> SearchSettings:
         ),
         candidates=settings.search_candidates,
         exact_scope_cap=settings.search_exact_scope_cap,
+    )
+
+
+def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> ConsolidationConfig:
+    s = settings
+    return ConsolidationConfig(
+        policy=RetentionPolicy(
+            decay_after_days=s.decay_after_days,
+            min_accesses=s.decay_min_accesses,
+            half_life_days=s.decay_half_life_days,
+            threshold=s.decay_threshold,
+            max_active_per_owner=s.max_active_entries,
+        ),
+        merge_threshold=s.merge_threshold,
+        retention_days=s.retention_days,
+        session_gap=s.session_gap,
+        requeue_after=timedelta(seconds=s.sweep_requeue_after_seconds),
+        max_build_attempts=s.build_max_attempts,
+        walk=Walk(
+            page_owners=s.consolidation_page_owners,
+            lock_timeout=timedelta(seconds=s.consolidation_lock_timeout_seconds),
+        ),
+        enqueue=enqueue,
     )

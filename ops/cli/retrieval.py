@@ -9,9 +9,8 @@ from typing import get_args
 import click
 
 from ops.api.models import Kind
-from ops.cli import Context, cli, pass_ctx, table
-from ops.components import make_embedder_from, make_search_settings
-from ops.runtime import Runtime, open_runtime, wall_clock
+from ops.cli.base import Context, pass_ctx, table
+from ops.wiring import Runtime, make_embedder_from, make_search_settings, open_runtime, wall_clock
 from retrieval.access import AccessLog
 from retrieval.bundle import ContextBundle, render_text, to_json
 from retrieval.context import ContextRequest, build_context, bundle_provenance
@@ -29,7 +28,7 @@ def scope_options(f: click.decorators.FC) -> click.decorators.FC:
     return click.option("--user", help="Search the memory of this user.")(f)
 
 
-@cli.command("search")
+@click.command("search")
 @click.argument("query")
 @scope_options
 @click.option(
@@ -88,7 +87,7 @@ def search_command(
     click.echo(table(rows, SEARCH_COLUMNS))
 
 
-@cli.command("context")
+@click.command("context")
 @click.argument("query")
 @scope_options
 @click.option("--channel", help="Add the recent messages of this channel's open session.")

@@ -20,42 +20,17 @@ from consolidation import (
     JOBS,
     ConsolidationConfig,
     JobScope,
-    RetentionPolicy,
     RunOutcome,
-    Walk,
     run_job,
     window_for,
 )
 from consolidation.ledger_jobs import Enqueue
 from ledger.db import connect
 from ops.metrics import JOB_RUNS, SharedMetrics
-from ops.runtime import wall_clock
 from ops.settings import Settings
+from ops.wiring import consolidation_config, wall_clock
 
 log = structlog.get_logger(__name__)
-
-
-def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> ConsolidationConfig:
-    s = settings
-    return ConsolidationConfig(
-        policy=RetentionPolicy(
-            decay_after_days=s.decay_after_days,
-            min_accesses=s.decay_min_accesses,
-            half_life_days=s.decay_half_life_days,
-            threshold=s.decay_threshold,
-            max_active_per_owner=s.max_active_entries,
-        ),
-        merge_threshold=s.merge_threshold,
-        retention_days=s.retention_days,
-        session_gap=s.session_gap,
-        requeue_after=timedelta(seconds=s.sweep_requeue_after_seconds),
-        max_build_attempts=s.build_max_attempts,
-        walk=Walk(
-            page_owners=s.consolidation_page_owners,
-            lock_timeout=timedelta(seconds=s.consolidation_lock_timeout_seconds),
-        ),
-        enqueue=enqueue,
-    )
 
 
 def intervals(settings: Settings) -> dict[str, timedelta]:

@@ -8,19 +8,20 @@ from pathlib import Path
 
 import click
 
+from ops.bench.api import scratch_redis
 from ops.bench.common import bench_conn, scratch_database
-from ops.cli import Context, cli, pass_ctx, progress
-from ops.components import make_build_config, make_search_settings
-from ops.eval import locomo
+from ops.cli.base import Context, pass_ctx, progress
+from ops.eval import locomo, probes_data
 from ops.eval.locomo_data import load
-from ops.runtime import wall_clock
+from ops.eval.probes import PROBES_DATABASE, report_text, run_probes
 from ops.services import running_services
+from ops.wiring import make_build_config, make_search_settings, wall_clock
 from retrieval.tokens import wordpiece_counter
 
 EVAL_DATABASE = "memledger_eval"
 
 
-@cli.group("eval")
+@click.group("eval")
 def eval_group() -> None:
     """Evaluations, each on a scratch database (memledger_eval) on the configured server."""
 
@@ -111,4 +112,41 @@ def _recall_text(recall: dict[str, dict[str, float]]) -> str:
     return "\n".join([head, *rows])
 
 
-from ops.eval import probes as _probes  # noqa: E402,F401  (registers `eval probes`)
+@eval_group.command("probes")
+@click.option(
+    "--data",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A probe file (docs/probes.md), e.g. tests/data/probes.json.",
+)
+@click.option("--cases", help="Comma-separated case ids to run (default: all in the file).")
+@click.option(
+    "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write results."
+)
+@pass_ctx
+def eval_probes(ctx: Context, data: Path, cases: str | None, json_out: Path | None) -> None:
+    """Run memory-correctness cases through `memledger serve` (HTTP ingest, builds, the
+    maintenance jobs) and report the checks passed per category, with every failing
+    check and what the memory returned for it."""
+    only = {c.strip() for c in cases.split(",") if c.strip()} if cases else None
+    probes = probes_data.load(data, only)
+    s = ctx.settings
+    services = running_services(s.home, s.database_url, s.redis_url)
+    total = sum(len(c.sessions) for c in probes.cases)
+    with (
+        services as urls,
+        scratch_database(urls.database_url, PROBES_DATABASE) as url,
+        scratch_redis(urls.redis_url) as redis_url,
+        progress(total, "build", "session") as bar,
+    ):
+
+        def built(n: int) -> None:
+            bar.update(n - bar.n)
+
+        report = run_probes(
+            probes, url, redis_url, now=wall_clock(), on_built=built,
+            build_attempts=s.build_max_attempts,
+        )  # fmt: skip
+    click.echo(report_text(report))
+    if json_out:
+        json_out.write_text(json.dumps(report.as_json(), indent=2))

@@ -21,13 +21,12 @@ from ledger.db import Conn, make_pool
 from materializers.runner import ProjectStats, project
 from observations.builder import waiting_builds
 from observations.outbox import HandOver, hand_over
-from ops import actors
 from ops.broker import close_broker, setup_broker, start_worker
-from ops.components import load_model, make_build_config
 from ops.metrics import shared_metrics
-from ops.runtime import Runtime, wall_clock
-from ops.scheduler import make_scheduler
 from ops.settings import SERVE_SETTINGS_ENV
+from ops.wiring import Runtime, load_model, make_build_config, wall_clock
+from ops.worker import actors
+from ops.worker.scheduler import make_scheduler
 
 log = structlog.get_logger(__name__)
 CHILD_STOP_SECONDS = 10  # a stopped build process finishes its builds within this, or is killed

@@ -19,26 +19,26 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ledger.db import Conn
+from ledger.errors import EntryNotFound
 from ledger.scope import ID_PATTERN, check_id
 from observations.edits import (
-    EntryNotFound,
     active,
-    delete_entry,
-    delete_owner_entries,
-    edit_entry,
     entry_history,
+    get_entries,
     get_entry,
     list_owner_entries,
     list_owners,
 )
 from ops.api import idempotency
-from ops.api.app import Owner, State, TenantConn
+from ops.api.deps import Owner, State, TenantConn
+from ops.api.errors import ERRORS, MEM0_TAG
 from ops.api.idempotency import IdempotencyKey
 from ops.api.models import Text, UserId
-from ops.api.routes import ERRORS, chat_messages, default_channel, remember, reproject
+from ops.usecases.edit import edit, forget_entry, forget_owner
+from ops.usecases.remember import chat_messages, default_channel, remember
 from retrieval.search import InvalidQuery, Scope, search
 
-router = APIRouter(tags=["mem0"], responses=ERRORS)
+router = APIRouter(tags=[MEM0_TAG], responses=ERRORS)
 _ENTRY_ID = re.compile(r"[0-9]{1,18}")  # a memory id: an entry id, in ASCII digits
 
 
@@ -207,8 +207,9 @@ def add(
         raise InvalidQuery("a user_id is required (in filters or at the top)", field="user_id")
     channel = ids.get("run_id") or default_channel("mem0", user)
     remember(
-        chat_messages(body.messages), channel, user, ids.get("agent_id") or "assistant",
-        body.metadata or {}, owner, conn, state, tasks,
+        conn, owner.tenant_id, chat_messages(body.messages), channel=channel, speaker=user,
+        assistant=ids.get("agent_id") or "assistant", metadata=body.metadata or {},
+        deps=state, defer=tasks.add_task,
     )  # fmt: skip
     event_id = str(uuid.uuid4())
     out = AddOut(message="memory processing queued", status="PENDING", event_id=event_id)
@@ -226,11 +227,9 @@ def search_memories(body: SearchIn, owner: Owner, conn: TenantConn, state: State
         settings=state.search,
     )  # fmt: skip
     state.access.record(owner.tenant_id, [h.candidate.entry_id for h in hits], now)
-    results = []
-    for h in hits:
-        memory = _memory(get_entry(conn, owner.tenant_id, h.candidate.entry_id))
-        results.append(memory.model_copy(update={"score": h.score}))
-    return Results(results=results)
+    rows = get_entries(conn, owner.tenant_id, [h.candidate.entry_id for h in hits])
+    scores = {h.candidate.entry_id: h.score for h in hits}
+    return Results(results=[_memory(r).model_copy(update={"score": scores[r["id"]]}) for r in rows])
 
 
 @router.post("/v3/memories/")
@@ -288,17 +287,15 @@ def update_memory(
     current = _current(conn, owner.tenant_id, memory_id)
     if body.text is None and body.metadata is None:
         return _memory(current)
-    reproject(state, owner.tenant_id, tasks)
-    row = edit_entry(
+    row = edit(
         conn,
         owner.tenant_id,
         current["id"],
         body.text or current["canonical_statement"],
-        embedder=state.embedder,
         actor=owner.actor,
-        now=state.clock(),
+        deps=state,
+        defer=tasks.add_task,
         fields={"metadata": body.metadata} if body.metadata else None,
-        limits=state.settings.limits,
     )
     return _memory(row)
 
@@ -308,8 +305,8 @@ def delete_memory(
     memory_id: str, owner: Owner, conn: TenantConn, state: State, tasks: BackgroundTasks
 ) -> Message:
     entry_id = _entry_id(owner.tenant_id, memory_id)
-    reproject(state, owner.tenant_id, tasks)
-    delete_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, now=state.clock())
+    defer = tasks.add_task
+    forget_entry(conn, owner.tenant_id, entry_id, actor=owner.actor, deps=state, defer=defer)
     return Message(message="Memory deleted successfully!")
 
 
@@ -338,10 +335,10 @@ def delete_all(
     owner_type, owner_id = ("user", user_id) if agent_id is None else ("agent", agent_id)
     if owner_id is None:
         raise InvalidQuery("user_id or agent_id is required", field="user_id")
-    reproject(state, owner.tenant_id, tasks)
-    delete_owner_entries(
-        conn, owner.tenant_id, owner_type, owner_id, actor=owner.actor, now=state.clock()
-    )
+    forget_owner(
+        conn, owner.tenant_id, owner_type, owner_id, actor=owner.actor, deps=state,
+        defer=tasks.add_task,
+    )  # fmt: skip
     return Message(message="Memories deleted successfully!")
 
 
@@ -356,10 +353,10 @@ def delete_entity(
 ) -> Message:
     """Delete every memory of a user or agent (``delete_users`` and ``reset``; kept as
     history). Apps and runs hold no memories of their own here."""
-    reproject(state, owner.tenant_id, tasks)
-    delete_owner_entries(
-        conn, owner.tenant_id, entity_type, entity_id, actor=owner.actor, now=state.clock()
-    )
+    forget_owner(
+        conn, owner.tenant_id, entity_type, entity_id, actor=owner.actor, deps=state,
+        defer=tasks.add_task,
+    )  # fmt: skip
     return Message(message="Entity deleted successfully!")
 
 

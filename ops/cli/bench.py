@@ -4,14 +4,39 @@ from __future__ import annotations
 
 import click
 
+from materializers import project
+from observations.builder import build_session, sessions_to_build
+from ops.api.keys import create_key
+from ops.bench import retrieval, retrieval_load
+from ops.bench.api import (
+    API_DATABASE,
+    BATCH,
+    QUESTIONS,
+    WARMUP_BATCHES,
+    WARMUP_CONTEXTS,
+    run_api,
+    scratch_redis,
+    serving,
+    stored_bench_events,
+)
+from ops.bench.api_backlog import run_backlog
+from ops.bench.build import load_sessions, run_build
 from ops.bench.common import bench_conn, scratch_database
+from ops.bench.consolidate import DATABASE, run_consolidate, text
 from ops.bench.ingest import run_ingest
-from ops.cli import Context, cli, pass_ctx
-from ops.runtime import wall_clock
+from ops.bench.synthetic import skewed_counts
+from ops.cli.base import Context, pass_ctx
 from ops.services import running_services
+from ops.wiring import (
+    consolidation_config,
+    make_build_config,
+    make_embedder_from,
+    make_search_settings,
+    wall_clock,
+)
 
 
-@cli.group()
+@click.group()
 def bench() -> None:
     """Benchmarks, each on a scratch database of its own on the configured server, created
     afresh on each run (retrieval --reuse keeps its own): memledger_bench (ingest, build),
@@ -59,8 +84,6 @@ def bench_ingest(ctx: Context, events: int, batch_size: int, channels: int, writ
 def bench_build(ctx: Context, sessions: int) -> None:
     """Sessions/s of the heuristic extractor (no embeddings), embedding sentences/s, and
     end-to-end sessions/s of build_session with the configured embedder."""
-    from ops.bench.build import run_build
-    from ops.components import make_build_config
 
     s = ctx.settings
     config = make_build_config(s)
@@ -123,9 +146,6 @@ def bench_retrieval(
     and builds the indexes after (a million take 10-15 minutes on a 2-core machine; see
     --reuse). Size shared_buffers to the table and its indexes (the output says whether
     they fit) or large users' queries read pages from the OS cache."""
-    from ops.bench import retrieval, retrieval_load
-    from ops.bench.synthetic import skewed_counts
-    from ops.components import make_embedder_from, make_search_settings
 
     s = ctx.settings
     try:
@@ -179,9 +199,6 @@ def bench_consolidate(
     same-key conflicts, vectors from a pool embedded with the configured embedder), then
     of an incremental pass after 1% changed; peak RSS while the passes ran. On a scratch
     database (memledger_bench_consolidate)."""
-    from ops.bench.consolidate import DATABASE, run_consolidate, text
-    from ops.components import make_embedder_from
-    from ops.scheduler import consolidation_config
 
     s = ctx.settings
     services = running_services(s.home, s.database_url, s.redis_url, redis=False)
@@ -202,3 +219,74 @@ def bench_consolidate(
             now=wall_clock(),
         )
     click.echo(text(figures))
+
+
+@bench.command("api")
+@click.option(
+    "--events", default=50_000, show_default=True, type=click.IntRange(100),
+    help="Events timed (after the warm-up).",
+)  # fmt: skip
+@click.option(
+    "--contexts", default=400, show_default=True,
+    type=click.IntRange(8, len(QUESTIONS) - WARMUP_CONTEXTS),
+    help="Context bundles timed (after the warm-up).",
+)  # fmt: skip
+@click.option("--clients", default=8, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--processes", default=2, show_default=True, type=click.IntRange(1, 64),
+    help="memledger serve --processes",
+)  # fmt: skip
+@click.option(
+    "--backlog", default=0, show_default=True, type=click.IntRange(0),
+    help="Also time context bundles on a server with build workers, first with nothing to "
+    "build, then with at least this many sessions waiting for a build.",
+)  # fmt: skip
+@pass_ctx
+def bench_api(
+    ctx: Context, events: int, contexts: int, clients: int, processes: int, backlog: int
+) -> None:
+    """HTTP ingest events/s (batches of 100) and context p50/p95 with concurrent clients,
+    against `memledger serve` on loopback, each after a short untimed warm-up; with
+    --backlog, context p50/p95 again while the server's workers build a backlog."""
+    s = ctx.settings
+    services = running_services(s.home, s.database_url, s.redis_url)
+    with (
+        services as urls,
+        scratch_database(urls.database_url, API_DATABASE) as url,
+        bench_conn(url) as conn,
+    ):
+        now = wall_clock()
+        load_sessions(conn, "bench-api", 100, now)  # copies of the sample, then built
+        config = make_build_config(s)
+        for tenant, session_id in sessions_to_build(conn, now=now, limit=1000):
+            build_session(conn, tenant, session_id, config, now=now)
+        project(conn, "bench-api", now=now)
+        key = create_key(conn, "bench-api", name="bench", now=now)[1]
+        behind = None
+        if backlog:
+            behind = run_backlog(conn, url, urls.redis_url, key, backlog, contexts, clients,
+                                 processes, now)  # fmt: skip
+        with scratch_redis(urls.redis_url) as redis_url, serving(url, redis_url, processes) as api:
+            f = run_api(
+                api.url, key, events=events, contexts=contexts, clients=clients, server=api.process
+            )
+        stored = stored_bench_events(conn, "bench-api")
+        if stored != WARMUP_BATCHES * BATCH + events:
+            raise click.ClickException(f"the server stored {stored:,} of the events sent")
+    with_clients = _count(f.clients, "client", "clients")
+    servers = _count(processes, "server process", "server processes")
+    click.echo(
+        f"api: ingest {f.events:,} events in {f.ingest.wall:.1f} s = "
+        f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {with_clients}, {servers}, "
+        f"after {WARMUP_BATCHES * BATCH:,} warm-up events)\n"
+        f"    {f.ingest.per_request('batch')}\n"
+        f"  context: {f.context.cpu.requests} bundles, p50 {f.context.p50_ms:.1f} ms, "
+        f"p95 {f.context.p95_ms:.1f} ms ({with_clients}, query embedding included)\n"
+        f"    {f.context.cpu.per_request('bundle')}"
+    )
+    if behind is not None:
+        click.echo(behind.report(with_clients))
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"

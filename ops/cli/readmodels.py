@@ -17,16 +17,16 @@ from materializers import (
 )
 from materializers.api import STATUSES, Decision
 from materializers.runner import MODELS, Model
-from ops.cli import Context, cli, pass_ctx, table
-from ops.pipeline import project_read_models
-from ops.runtime import Runtime, open_runtime, wall_clock
+from ops.cli.base import Context, pass_ctx, table
+from ops.wiring import Runtime, open_runtime, wall_clock
+from ops.worker.pipeline import project_read_models
 
 PROFILE_COLUMNS = ["key", "value", "confidence", "valid_from", "sources", "conflicts"]
 SKILL_COLUMNS = ["id", "agent", "skill_key", "status", "evidence", "steps", "avoid", "goal"]
 _GOAL_WIDTH = 60
 
 
-@cli.command()
+@click.command()
 @click.argument("user_id")
 @pass_ctx
 def profile(ctx: Context, user_id: str) -> None:
@@ -52,7 +52,7 @@ def _profile_cells(row: ProfileRow) -> dict[str, Any]:
     }
 
 
-@cli.group(invoke_without_command=True)
+@click.group(invoke_without_command=True)
 @click.option("--agent", help="Only this agent's proposals.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only proposals in this status.")
 @click.pass_context
@@ -113,7 +113,7 @@ def skills_review(
     click.echo(f"skill {skill.id} ({skill.agent_id}/{skill.skill_key}) is now {skill.status}")
 
 
-@cli.command("rebuild")
+@click.command("rebuild")
 @click.option("--tenant", "tenant_id", help="Only this tenant (default: every tenant).")
 @click.option("--model", type=click.Choice(MODELS), default="all", show_default=True)
 @pass_ctx

@@ -12,20 +12,20 @@ import click
 
 from consolidation import (
     JOBS,
-    EntryHistory,
+    EntryRecord,
     JobScope,
     RunOutcome,
-    entry_history,
+    entry_record,
     point_window,
     recent_runs,
     run_job,
 )
-from ops.actors import enqueue_builds
-from ops.cli import Context, cli, pass_ctx, table
+from ops.cli.base import Context, pass_ctx, table
 from ops.metrics import JOB_RUNS, shared_metrics
-from ops.pipeline import build_actor
-from ops.runtime import Runtime, open_runtime, wall_clock
-from ops.scheduler import Enqueue, consolidation_config, intervals, make_scheduler
+from ops.wiring import Runtime, consolidation_config, open_runtime, wall_clock
+from ops.worker.actors import enqueue_builds
+from ops.worker.pipeline import build_actor
+from ops.worker.scheduler import Enqueue, intervals, make_scheduler
 
 RUN_COLUMNS = ["id", "tenant_id", "job", "window_start", "started_at", "seconds", "error", "stats"]
 HISTORY_COLUMNS = ["at", "action", "actor", "status", "reason", "statement"]
@@ -41,7 +41,7 @@ def _enqueue(rt: Runtime, needed: bool) -> Iterator[Enqueue | None]:
         yield lambda sessions: enqueue_builds(actor, sessions)
 
 
-@cli.command()
+@click.command()
 @click.option(
     "--job",
     type=click.Choice([*JOBS, "all"]),
@@ -102,7 +102,7 @@ def _run_cells(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "seconds": "" if seconds is None else f"{seconds:.2f}", "stats": stats}
 
 
-@cli.command()
+@click.command()
 @pass_ctx
 def scheduler(ctx: Context) -> None:
     """Run the consolidation jobs on their schedule until interrupted. Run one on each of
@@ -123,17 +123,17 @@ def scheduler(ctx: Context) -> None:
         sched.shutdown(wait=True)
 
 
-@cli.command()
+@click.command()
 @click.argument("entry_id", type=click.IntRange(1))
 @pass_ctx
 def history(ctx: Context, entry_id: int) -> None:
     """Show ENTRY_ID's history: every change (builder, consolidation, API) and its lineage."""
     with open_runtime(ctx.settings) as rt:
-        found = entry_history(rt.conn, rt.settings.tenant, entry_id)
+        found = entry_record(rt.conn, rt.settings.tenant, entry_id)
     click.echo("\n".join(history_lines(found)))
 
 
-def history_lines(found: EntryHistory) -> Sequence[str]:
+def history_lines(found: EntryRecord) -> Sequence[str]:
     e = found.entry
     valid = f"{e['valid_from']:%Y-%m-%d %H:%M} → " + (
         f"{e['valid_to']:%Y-%m-%d %H:%M}" if e["valid_to"] else "now"

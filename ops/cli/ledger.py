@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ledger.db import apply_schema
+from ledger.migrations import migrations, pending, upgrade
 from ledger.store import (
     close_sessions,
     list_sessions,
@@ -18,9 +19,15 @@ from ledger.store import (
     sweep_idle,
 )
 from observations.builder import list_entries
-from ops.cli import Context, cli, pass_ctx, progress, sample_path, table
-from ops.ingest import IngestReport, count_lines, ingest_lines, read_lines
-from ops.pipeline import (
+from ops.cli.base import Context, pass_ctx, progress, table
+from ops.cli.readmodels import show_after_run
+from ops.cli.retrieval import context_bundle
+from ops.samples import sample_path
+from ops.services import redacted
+from ops.settings import SERVE_SETTINGS_ENV, Settings
+from ops.usecases.ingest import IngestReport, count_lines, ingest_lines, read_lines
+from ops.wiring import Runtime, open_runtime, wall_clock
+from ops.worker.pipeline import (
     build_actor,
     enqueue_pending,
     follow_parent,
@@ -29,9 +36,6 @@ from ops.pipeline import (
     wait_for_builds,
     wait_for_projections,
 )
-from ops.runtime import Runtime, open_runtime, wall_clock
-from ops.services import redacted
-from ops.settings import SERVE_SETTINGS_ENV, Settings
 from retrieval.bundle import render_text
 from retrieval.recent import RecentWindow
 from retrieval.search import Scope
@@ -49,7 +53,7 @@ SESSION_COLUMNS = [
 ]
 
 
-@cli.group()
+@click.group()
 def db() -> None:
     """Database schema."""
 
@@ -64,7 +68,23 @@ def db_init(ctx: Context) -> None:
     click.echo(f"schema {done} {redacted(rt.urls.database_url)}")
 
 
-@cli.command()
+@db.command("upgrade")
+@click.option("--dry-run", is_flag=True, help="Only list the migrations that would run.")
+@pass_ctx
+def db_upgrade(ctx: Context, dry_run: bool) -> None:
+    """Apply the schema migrations the database does not have yet, in order, each in its
+    own transaction (safe to run from several hosts at once, and again)."""
+    names = {m.version: m.name for m in migrations()}
+    with open_runtime(ctx.settings, init_schema=False) as rt:
+        versions = pending(rt.conn) if dry_run else upgrade(rt.conn)
+    verb = "to apply" if dry_run else "applied"
+    for v in versions:
+        click.echo(f"{verb}: {names[v]}")
+    where = redacted(rt.urls.database_url)
+    click.echo(f"{len(versions)} migration(s) {verb} in {where}; the latest is {names[max(names)]}")
+
+
+@click.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--batch-size", type=click.IntRange(1, 100_000), help="Events per append.")
 @click.option(
@@ -130,7 +150,7 @@ def _print_report(report: IngestReport) -> None:
     )
 
 
-@cli.command()
+@click.command()
 @click.option("--channel", help="Only this channel.")
 @click.option("--events", "show_events", is_flag=True, help="Also replay each session's events.")
 @pass_ctx
@@ -155,7 +175,7 @@ def _print_sessions(rt: Runtime, channel: str | None, show_events: bool) -> None
             )
 
 
-@cli.command()
+@click.command()
 @pass_ctx
 def sweep(ctx: Context) -> None:
     """Close sessions idle for longer than the session gap, and queue their builds.
@@ -170,7 +190,7 @@ def sweep(ctx: Context) -> None:
     click.echo(f"closed {len(closed)} idle sessions; queued {queued} builds")
 
 
-@cli.command()
+@click.command()
 @click.option(
     "--file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -196,10 +216,10 @@ def run(ctx: Context, file: Path | None) -> None:
             wait_for_projections(actor, timeout=60)  # none left queued for later
         click.echo(f"\nbuilds queued: {queued}, still waiting: {waiting}\n")
         _print_entries(rt)
-        _read_models.show_after_run(rt)
+        show_after_run(rt)
         if file is None:  # a question about the sample
             scope = Scope(rt.settings.tenant, user_id="maya", agent_id="atlas")
-            bundle = _retrieval.context_bundle(rt, SAMPLE_QUESTION, scope, None, None)
+            bundle = context_bundle(rt, SAMPLE_QUESTION, scope, None, None)
             click.echo(f"\ncontext bundle for maya and atlas: {SAMPLE_QUESTION!r}\n")
             click.echo(render_text(bundle))
             click.echo(f"\n({bundle.used_tokens}/{bundle.budget_tokens} tokens)")
@@ -214,16 +234,7 @@ def _print_entries(rt: Runtime) -> None:
         click.echo(f"      key={e['key']} from {','.join(e['source_external_ids'])}")
 
 
-from ops import api_commands as _api  # noqa: E402,F401  (serve, keys)
-from ops import consolidation_commands as _consolidation  # noqa: E402,F401  (consolidate…)
-from ops import readmodel_commands as _read_models  # noqa: E402  (profile, skills, rebuild)
-from ops import retrieval_commands as _retrieval  # noqa: E402  (search, context)
-from ops.bench import api as _bench_api  # noqa: E402,F401  (bench api)
-from ops.bench import commands as _bench  # noqa: E402,F401  (registers `bench`)
-from ops.eval import commands as _eval  # noqa: E402,F401  (registers `eval`)
-
-
-@cli.command()
+@click.command()
 @click.option("--threads", type=click.IntRange(1, 64), help="Worker threads (default: setting).")
 @click.option(
     "--schedule/--no-schedule",

@@ -13,18 +13,24 @@ import structlog
 from fastapi import FastAPI
 
 from ledger.db import make_pool
-from ops.actors import enqueue_builds, enqueue_projection
 from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
 from ops.api.state import ApiState
 from ops.broker import redis_client, redis_restarted
-from ops.cli import Context, cli, pass_ctx, table, tenant_option
-from ops.components import load_model, make_embedder_from, make_search_settings
+from ops.cli.base import Context, pass_ctx, table, tenant_option
 from ops.logs import configure_logging
 from ops.metrics import SharedMetrics
-from ops.pipeline import build_actor, build_process
-from ops.runtime import Runtime, open_runtime, wall_clock
 from ops.settings import SERVE_SETTINGS_ENV, Settings
+from ops.wiring import (
+    Runtime,
+    load_model,
+    make_embedder_from,
+    make_search_settings,
+    open_runtime,
+    wall_clock,
+)
+from ops.worker.actors import enqueue_builds, enqueue_projection
+from ops.worker.pipeline import build_actor, build_process
 from retrieval.recent import RecentWindow
 from retrieval.tokens import wordpiece_counter
 
@@ -58,7 +64,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             search=make_search_settings(s),
             window=window,
             send_builds=lambda sessions: enqueue_builds(actor, sessions),
-            enqueue_projection=enqueue_projection,
+            enqueue_projection=lambda tenant_id: enqueue_projection(actor, tenant_id),
             clock=wall_clock,
             redis_ping=redis_ping,
             metrics=SharedMetrics(window.client),
@@ -92,7 +98,7 @@ def _flush_pending(state: ApiState, stop: threading.Event) -> None:
             return
 
 
-@cli.command()
+@click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
@@ -137,7 +143,7 @@ def serve(
         urls = {"database_url": rt.urls.database_url, "redis_url": rt.urls.redis_url}
         os.environ[SERVE_SETTINGS_ENV] = s.model_copy(update=urls).model_dump_json()
         uvicorn.run(
-            "ops.api_commands:server_process_app",
+            "ops.cli.api:server_process_app",
             factory=True,
             workers=processes,
             host=host,
@@ -157,7 +163,7 @@ def server_process_app() -> FastAPI:
     return create_app(state, on_shutdown=stack.close)
 
 
-@cli.group()
+@click.group()
 def keys() -> None:
     """API keys: each belongs to one tenant; the plain key is shown once."""
 

@@ -1,0 +1,60 @@
+"""The dependencies of every authenticated route: the shared state, the key's owner, and a
+connection in one transaction under the owner's tenant scope."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from ledger.db import Conn, tenant_scope
+from ops.api.errors import Unauthorized
+from ops.api.keys import KeyCache, KeyOwner, resolve_key
+from ops.api.state import ApiState
+
+
+async def api_state(request: Request) -> ApiState:
+    """The shared state (async: it does no I/O, so it need not hop to a worker thread)."""
+    state: ApiState = request.app.state.memledger
+    return state
+
+
+def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) -> KeyOwner:
+    """The owner of the request's key: remembered for a few seconds (see KeyCache), else
+    looked up."""
+    header = request.headers.get("authorization", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() not in ("bearer", "token") or not key.strip():
+        raise Unauthorized()
+
+    def lookup(key: str) -> KeyOwner | None:
+        with state.connection() as conn:
+            conn.autocommit = True  # one read alone: no BEGIN and COMMIT round trips
+            try:
+                return resolve_key(conn, key)
+            finally:
+                conn.autocommit = False
+
+    cache: KeyCache = request.app.state.key_cache
+    owner = cache.resolve(key.strip(), time.monotonic(), lookup)
+    if owner is None:
+        raise Unauthorized("unknown or revoked API key")
+    return owner
+
+
+def tenant_conn(
+    owner: Annotated[KeyOwner, Depends(key_owner)],
+    state: Annotated[ApiState, Depends(api_state)],
+) -> Iterator[Conn]:
+    """A connection inside one transaction under the key's tenant scope."""
+    with state.connection() as conn, tenant_scope(conn, owner.tenant_id):
+        yield conn
+
+
+Owner = Annotated[KeyOwner, Depends(key_owner)]
+# "function": the transaction commits before the response is sent, so a client's next
+# request sees what this one wrote
+TenantConn = Annotated[Conn, Depends(tenant_conn, scope="function")]
+State = Annotated[ApiState, Depends(api_state)]
