@@ -7,6 +7,8 @@ else, where no clause has the person as its subject:
   (``identity:city``); "my place in line", "our house in the woods" say no town;
 * a first stretch at a workplace: "first week at kaiser oakland done!!!" → "Dani Ortiz
   started at Kaiser Oakland." (``identity:employer``); not "first day at school";
+* a shift at a workplace: "night shift at st thomas' hospital all weekend" → "Priya Das
+  works at St Thomas' Hospital." (``identity:employer``); not "a shift at work";
 * congratulations on a new job: "congrats @tariq on the new job at spotify!!!" → "Tariq
   Aziz got a new job at Spotify." (``identity:employer`` of the member congratulated,
   said by the speaker, so a friend's claim as any other).
@@ -32,6 +34,7 @@ HOMELANDS = words("hometown homeland")
 _HOMELAND_PARTS = words("country town city island")
 HOMES = words("place house flat apartment apt home condo")
 STARTS = words("day week month shift")
+SHIFTS = words("shift")  # a stretch of work: one works where one does a shift
 CONGRATS = words("congrats congratulations congratz grats")
 # what follows "my place in" that is no town ("my place in line", "in the queue")
 _NOT_TOWNS = ABSTRACT | TIME_NOUNS | words("line queue history order team society family")
@@ -65,6 +68,11 @@ def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
             if work is not None:
                 yield Passing(me, "identity", "employer", work, f"{me.name} started at {work}.",
                               "start", 0.75)  # fmt: skip
+        elif word.lemma in SHIFTS and word.pos == "NOUN" and _mine(parsed, word, bare=True):
+            work = _named_place(parsed, word, "at", SETTINGS, proper=True)
+            if work is not None:
+                yield Passing(me, "identity", "employer", work, f"{me.name} works at {work}.",
+                              "work", 0.7)  # fmt: skip
         elif _homeland(parsed, word) and _mine(parsed, word):
             name = _apposed_name(parsed, word)
             if name is not None:
@@ -121,15 +129,19 @@ def _named_place(
     parsed: Parsed, word: Word, preposition: str, excluded: frozenset[str], proper: bool = False
 ) -> str | None:
     """The name after ``word``'s preposition ("in gaia", "at kaiser oakland"): no article
-    or owner, one thing (no plural), not a common word of ``excluded``; a proper noun only
-    when ``proper``."""
+    or owner, one thing (no plural), not a common word of ``excluded``; when ``proper``, a
+    proper noun or a noun a name owns ("st thomas' hospital")."""
     for prep in parsed.kids(word.i, "prep"):
         if prep.lower != preposition:
             continue
         for name in parsed.kids(prep.i, "pobj"):
-            if parsed.kids(name.i, "det", "poss", "nummod") or name.tag in ("NNS", "NNPS"):
+            owners = parsed.kids(name.i, "poss")
+            named = proper and bool(owners) and all(o.pos == "PROPN" for o in owners)
+            if parsed.kids(name.i, "det", "nummod") or (owners and not named):
+                continue  # not "my place", but "st thomas' hospital" is a name
+            if name.tag in ("NNS", "NNPS"):
                 continue
-            allowed = ("PROPN",) if proper else ("PROPN", "NOUN")
+            allowed = ("PROPN", "NOUN") if named or not proper else ("PROPN",)
             if name.pos not in allowed or name.lemma in excluded or name.lower in excluded:
                 continue
             return _title(parsed, name)

@@ -473,3 +473,11 @@ def test_the_speaker_putting_right_what_they_just_said_reads_it_again_with_right
     assert visit.source_event_ids == (100, 102) and _passes_checks(found)
     others = facts([("maya", "i love cats"), ("tom", "its dogs not cats")])
     assert [f.statement for f in others] == ["Maya Chen loves cats."]  # not Tom's to put right
+
+
+def test_a_shift_at_a_named_workplace_is_where_one_works() -> None:
+    found = facts([("maya", "cant, night shift at st thomas' hospital all weekend. nurse life")])
+    (job,) = [f for f in found if f.key == "identity:employer"]
+    assert job.statement == "Maya Chen works at St Thomas' Hospital." and _passes_checks(found)
+    for said in ("long shift at work today", "there was a shift at the company"):
+        assert all(f.key != "identity:employer" for f in facts([("maya", said)]))
