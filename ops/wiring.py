@@ -14,7 +14,7 @@ from consolidation import ConsolidationConfig, RetentionPolicy, Walk, supersede_
 from consolidation.ledger_jobs import Enqueue
 from ledger.db import Conn, apply_schema, connect
 from observations.builder import BuildConfig, GateConfig
-from observations.embed import Embedder, LocalEmbedder, make_embedder
+from observations.embed import Embedder, LocalEmbedder, make_embedder, with_query_cache
 from observations.extract.base import Extractor
 from observations.extract.heuristic import HeuristicExtractor
 from ops.services import ServiceUrls, running_services
@@ -60,6 +60,12 @@ def make_embedder_from(settings: Settings) -> Embedder:
             batch_size=settings.embed_batch_size,
         )
     return make_embedder("hash")
+
+
+def query_embedder_from(settings: Settings, embedder: Embedder) -> Embedder:
+    """``embedder`` for a server's queries: its query vectors cached (at most
+    ``embed_query_cache_size``; 0: none), what else it embeds passed straight through."""
+    return with_query_cache(embedder, settings.embed_query_cache_size)
 
 
 def make_extractor_from(settings: Settings) -> Extractor:

@@ -11,7 +11,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ledger.db import Conn, tenant_scope
 from ledger.errors import InvalidInput
-from observations.embed import Embedder, contextualize
+from observations.embed import Embedder, contextualize, embed_query
 from retrieval.candidates import bm25_candidates, scope_sql, text_candidates, vector_list
 from retrieval.periods import query_periods
 from retrieval.scoring import fuse, rerank, score
@@ -59,9 +59,8 @@ def search_in_scope(
         raise InvalidQuery("query is empty", field="query")
     if not 1 <= limit <= 1000:
         raise InvalidQuery("limit must be between 1 and 1000", field="limit", limit=limit)
-    vector = embedder.embed(
-        [contextualize(query, owner=owner_name, when=None, kind=None, topic=None)]
-    )[0]
+    text = contextualize(query, owner=owner_name, when=None, kind=None, topic=None)
+    vector = embed_query(embedder, text)  # through the query vector cache, if it has one
     where = scope_sql(scope, filters)
     k = max(settings.candidates, 2 * limit)
     by_vector, size = vector_list(conn, where, vector, embedder, k, settings)

@@ -27,6 +27,7 @@ from ops.wiring import (
     make_embedder_from,
     make_search_settings,
     open_runtime,
+    query_embedder_from,
     wall_clock,
 )
 from ops.worker.actors import enqueue_builds, enqueue_projection
@@ -53,6 +54,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
 
     embedder = make_embedder_from(s)
     load_model(embedder)  # before the process accepts a request
+    embedder = query_embedder_from(s, embedder)  # edits' entry texts are not cached
     with make_pool(
         rt.urls.database_url, max_size=s.pool_max_size, timeout=s.pool_timeout_seconds
     ) as pool:
