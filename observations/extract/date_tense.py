@@ -11,7 +11,9 @@ marker nearest before the phrase in its sentence decides (else the nearest after
   ("I'm excited" is not past, "we got married" is).
 
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
-past. No marker, no tense: the caller keeps its default.
+past. An acknowledgement opening the clause ("got it, Monday then", "understood") says
+nothing of the phrase's time and is not read as past. No marker, no tense: the caller
+keeps its default.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ _PAST = _words(
 _BE_PRESENT = _words("am 'm is 's are 're i'm we're you're they're he's she's it's")
 _ADVERBS = _words("so very really not super pretty just still all also too")
 _LEADING: dict[str, Tense] = {"for": "future", "since": "past"}
+# "got it", "gotcha", "understood", "noted" as a reply, after an optional "ok", "great"…
+_ACKNOWLEDGEMENT = re.compile(
+    r"^\W*(?:(?:ok|okay|alright|great|perfect|sure)\W+)?(?:got it|gotcha|understood|noted)\b\W+"
+)
 _NOUNS = _words(
     "thing something nothing anything everything morning evening king ring spring string "
     "bring sing wing ceiling wedding building"
@@ -54,7 +60,7 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
     """The tense of the sentence around ``text[start:end]``, or ``None``."""
     before = text[:start].lower()
     ends = [m.end() for m in _SENTENCE_END.finditer(before)]
-    left = before[ends[-1] if ends else 0 :]
+    left = _ACKNOWLEDGEMENT.sub("", before[ends[-1] if ends else 0 :])
     after = text[end:].lower()
     next_end = _SENTENCE_END.search(after)
     right = after[: next_end.start() if next_end else len(after)]

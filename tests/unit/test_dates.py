@@ -152,6 +152,9 @@ END_OF_JANUARY = datetime(2025, 1, 31, 10, 0, tzinfo=UTC)
         ("i booked a table for monday", "future"),
         ("i'm so excited for monday", "future"),
         ("monday works for me", None),
+        ("got it, monday then", None),
+        ("ok understood, monday it is", None),
+        ("i got it on monday", "past"),
         ("my flight leaves on monday. i was tired", None),
     ],
 )
