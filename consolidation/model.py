@@ -207,5 +207,9 @@ def _ended(
 
 
 def _vector(value: Any) -> Any:
-    """A numpy array from what the driver returns (binary results give pgvector's Vector)."""
-    return value if value is None or isinstance(value, np.ndarray) else value.to_numpy()
+    """A float32 numpy array from what the driver returns (the column is halfvec: pgvector's
+    HalfVector, whose numpy form is float16)."""
+    if value is None:
+        return None
+    array = value if isinstance(value, np.ndarray) else value.to_numpy()
+    return np.asarray(array, dtype=np.float32)

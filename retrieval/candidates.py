@@ -6,7 +6,9 @@ scope:
   ranked exactly over its rows (complete); a large one goes through the HNSW index with
   iterative scans, where the filter passes often enough to fill ``limit``. Small means
   below ``exact_scope_cap`` or below the size where the two paths cost the same, which
-  grows with the square root of the table (≈ 10,000 entries at 1M).
+  grows with the square root of the table (≈ 10,000 entries at 1M). Vectors are halfvec,
+  compared as ``halfvec(dim)`` of the embedder's model; the HNSW index holds the active
+  entries only, so a search with history is always ranked exactly.
 * full text — statements matching any of the query's words (``websearch_to_tsquery``),
   at most ``text_scan`` rows; when that cap cuts the set, the statements matching all of
   the words come first. They are ranked by BM25 with the document frequencies of that
@@ -38,7 +40,8 @@ from retrieval.types import Candidate, Filters, Scope, SearchSettings
 Q = load_queries("retrieval")
 CURRENT = ("active",)
 WITH_HISTORY = ("active", "superseded", "merged", "archived")
-# Models with a partial HNSW index (ledger/migrations); others are always ranked exactly.
+# Models with a partial HNSW index (ledger/migrations/0003_halfvec.sql, active entries
+# only); others are always ranked exactly.
 INDEXED_MODELS = frozenset({"all-MiniLM-L6-v2-int8"})
 _COLUMNS = sql.SQL(
     "id, kind, owner_type, owner_id, key, canonical_statement, valid_from, valid_to, status, "
@@ -50,11 +53,13 @@ _WORD = re.compile(r"[^\W_]+")
 
 @dataclass(frozen=True, slots=True)
 class ScopeSql:
-    """The scope as SQL: conditions every row meets, and the owner conditions (any of)."""
+    """The scope as SQL: conditions every row meets, and the owner conditions (any of);
+    ``current``: active entries only (the HNSW index can serve it)."""
 
     common: sql.Composable
     owners: tuple[sql.Composable, ...]
     params: dict[str, Any]
+    current: bool = True
 
     @property
     def where(self) -> sql.Composable:
@@ -65,10 +70,10 @@ class ScopeSql:
 
 def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     """``scope`` and ``filters`` as SQL, with their parameters."""
-    conds: list[sql.Composable] = [
-        sql.SQL("tenant_id = %(tenant_id)s"),
-        sql.SQL("status = ANY(%(statuses)s)"),
-    ]
+    # Current entries only: a literal, so the planner can match the partial HNSW index
+    # (a parameter would match it only in a custom plan).
+    status = "status = ANY(%(statuses)s)" if filters.history else "status = 'active'"
+    conds: list[sql.Composable] = [sql.SQL("tenant_id = %(tenant_id)s"), sql.SQL(status)]
     params: dict[str, Any] = {
         "tenant_id": scope.tenant_id,
         "statuses": list(WITH_HISTORY if filters.history else CURRENT),
@@ -95,7 +100,7 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     if filters.until is not None:
         conds.append(sql.SQL("valid_from < %(until)s"))
         params["until"] = filters.until
-    return ScopeSql(sql.SQL(" AND ").join(conds), tuple(owners), params)
+    return ScopeSql(sql.SQL(" AND ").join(conds), tuple(owners), params, not filters.history)
 
 
 def vector_list(
@@ -108,7 +113,8 @@ def vector_list(
 ) -> tuple[list[Candidate], int]:
     """The vector candidates, and the scope's size (counted only as far as it matters)."""
     size, exact_below = _scope_size(conn, scope, k, settings)
-    exact = embedder.model not in INDEXED_MODELS or size < exact_below
+    indexed = embedder.model in INDEXED_MODELS and scope.current  # the index: active only
+    exact = not indexed or size < exact_below
     return _vector_candidates(conn, scope, vector, embedder, k, exact=exact), size
 
 

@@ -26,7 +26,7 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_sca
 -- for a small scope, where a filtered HNSW scan can return fewer than asked. Sorting by the
 -- output column computes each row's distance once (and reads its vector once), and keeps
 -- the planner off the HNSW index, which orders by distance, not by similarity.
-SELECT {columns}, 1 - (embedding::vector({dim}) <=> %(query)s::vector({dim})) AS similarity
+SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) AS similarity
   FROM memory_entries
  WHERE {scope} AND embedding_model = {model}
  ORDER BY similarity DESC, id
@@ -34,11 +34,12 @@ SELECT {columns}, 1 - (embedding::vector({dim}) <=> %(query)s::vector({dim})) AS
 
 -- name: vector_hnsw
 -- HNSW with the scope as a filter; iterative scans keep going until enough rows pass it.
--- {model} is a literal so the planner can match the per-model partial index.
-SELECT {columns}, 1 - (embedding::vector({dim}) <=> %(query)s::vector({dim})) AS similarity
+-- {model} is a literal, and the scope says status = 'active' as a literal, so the planner
+-- can match the per-model partial index (which holds active entries only).
+SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) AS similarity
   FROM memory_entries
  WHERE {scope} AND embedding_model = {model}
- ORDER BY embedding::vector({dim}) <=> %(query)s::vector({dim})
+ ORDER BY embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})
  LIMIT %(k)s;
 
 -- name: text_matches
@@ -57,7 +58,7 @@ SELECT id, canonical_statement
 -- otherwise compete with no similarity at all.
 SELECT {columns},
        CASE WHEN embedding_model = {model}
-            THEN 1 - (embedding::vector({dim}) <=> %(query)s::vector({dim})) END AS similarity
+            THEN 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) END AS similarity
   FROM memory_entries
  WHERE {scope} AND id = ANY(%(ids)s);
 

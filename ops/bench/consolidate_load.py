@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from pgvector import HalfVector
 from psycopg.types.json import Jsonb
 
 from ledger.db import Conn
@@ -44,7 +45,7 @@ _COLUMNS = (
     "source_external_ids, access_count, last_accessed_at, updated_at"
 )
 _TYPES = [
-    "text", "text", "text", "text", "text", "text", "jsonb", "vector", "text", "real", "real",
+    "text", "text", "text", "text", "text", "text", "jsonb", "halfvec", "text", "real", "real",
     "timestamptz", "timestamptz", "int8[]", "text[]", "int4", "timestamptz", "timestamptz",
 ]  # fmt: skip
 
@@ -159,7 +160,7 @@ class Generator:
         last = recorded + (self.now - recorded) * rng.random() if accesses else None
         return (
             TENANT, "user", owner, item.kind, item.key, item.statement, Jsonb(item.fields),
-            item.vector.astype(np.float32), self.pool.model, 0.6 + 0.4 * rng.random(),
+            HalfVector(item.vector), self.pool.model, 0.6 + 0.4 * rng.random(),
             rng.random(), item.valid_from, recorded, [n], [f"syn-{n}"], accesses, last, recorded,
         )  # fmt: skip
 

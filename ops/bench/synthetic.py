@@ -1,6 +1,7 @@
 """Synthetic memory entries bulk-loaded with COPY (not the builder), for benchmarks and the
 large-scope tests: statements from a pool of distinct sentences, their vectors from the
-real embedder (embedded once per pool sentence) with a small perturbation per entry."""
+real embedder (embedded once per pool sentence) with a small perturbation per entry, sent
+as halfvec (the column's type: binary COPY takes the column's own format)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from pgvector import HalfVector
 from psycopg.types.json import Jsonb
 
 from ledger.db import Conn
@@ -29,7 +31,7 @@ _COLUMNS = (
     "source_external_ids, updated_at"
 )
 _TYPES = [
-    "text", "text", "text", "text", "text", "text", "jsonb", "vector", "text", "real", "real",
+    "text", "text", "text", "text", "text", "text", "jsonb", "halfvec", "text", "real", "real",
     "timestamptz", "timestamptz", "int8[]", "text[]", "timestamptz",
 ]  # fmt: skip
 
@@ -67,8 +69,8 @@ def entry_rows(
             statement = f"{pool.statements[i]} ({detail}, #{n})"
             yield (
                 tenant_id, "user", user_id, kind, f"{kind}:{i}:{n}", statement,
-                Jsonb({"topic": kind}), vectors(i), pool.model, 0.7 + 0.3 * rng.random(),
-                rng.random(), when, when, [n], [f"syn-{n}"], when,
+                Jsonb({"topic": kind}), HalfVector(vectors(i)), pool.model,
+                0.7 + 0.3 * rng.random(), rng.random(), when, when, [n], [f"syn-{n}"], when,
             )  # fmt: skip
 
 

@@ -897,7 +897,7 @@ def test_build_with_the_local_model_stores_searchable_384_d_vectors(conn: Conn) 
     top = conn.execute(
         "SELECT source_external_ids FROM memory_entries"
         " WHERE tenant_id = %s AND embedding_model = 'all-MiniLM-L6-v2-int8'"
-        " ORDER BY embedding::vector(384) <=> %s LIMIT 1",
+        " ORDER BY embedding::halfvec(384) <=> %s::halfvec(384) LIMIT 1",
         [tenant, query],
     ).fetchone()
     assert top is not None and "dm-maya-003" in top["source_external_ids"]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 
@@ -38,7 +39,8 @@ CATALOG = {
     f" AND {_NOT_EXTENSION.format(catalog='pg_class', oid='c.oid')} ORDER BY 1",
     "columns": "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, a.atttypmod),"
     " a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attidentity::text,"
-    " a.attgenerated::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+    " a.attgenerated::text, a.attstorage::text FROM pg_attribute a"
+    " JOIN pg_class c ON c.oid = a.attrelid"
     " LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum"
     " WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')"
     " AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1, a.attnum",
@@ -246,3 +248,79 @@ def test_entries_of_an_unknown_kind_are_refused(conn: Conn) -> None:
     with pytest.raises(psycopg.errors.CheckViolation) as raised, conn.transaction():
         add_entry(conn, "mig", "hobby")
     assert raised.value.diag.constraint_name == "memory_entries_kind_check"
+
+
+def add_embedded(conn: Conn, tenant: str, key: str, vector: Any, model: str) -> int:
+    """An active entry with ``vector`` (sent as text, cast to the column's type)."""
+    text = "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    row = conn.execute(
+        "INSERT INTO memory_entries (tenant_id, owner_type, owner_id, kind, key,"
+        " canonical_statement, embedding, embedding_model, confidence, importance, valid_from,"
+        " recorded_at, source_event_ids, updated_at)"
+        " VALUES (%s, 'user', 'maya', 'preference', %s, 'Maya likes tea.', %s::vector, %s,"
+        " 0.8, 0.5, %s, %s, '{1}', %s) RETURNING id",
+        [tenant, key, text, model, T0, NOW, NOW],
+    ).fetchone()
+    assert row is not None
+    return int(row["id"])
+
+
+def stored(conn: Conn, entry: int) -> tuple[Any, bool]:
+    """The entry's vector as read back (float64), and whether it lies in the TOAST table."""
+    row = conn.execute(
+        "SELECT embedding::text AS v, pg_column_toast_chunk_id(embedding) IS NOT NULL AS toasted"
+        " FROM memory_entries WHERE id = %s",
+        [entry],
+    ).fetchone()
+    assert row is not None
+    return np.array([float(x) for x in row["v"].strip("[]").split(",")]), row["toasted"]
+
+
+def test_vectors_written_before_halfvec_read_back_after_it_in_the_row(
+    empty_db: Callable[[], str],
+) -> None:
+    """0003 turns the stored fp32 vectors into halfvec in place (fp16 rounding: relative
+    error ≤ 2^-11 per component), kept in the row, a wider model's too; the default
+    model's active entries are found through its HNSW index."""
+    gen = np.random.default_rng(3)
+    unit = [v / np.linalg.norm(v) for v in gen.normal(size=(2, 384)).astype(np.float32)]
+    wide = gen.normal(size=1536).astype(np.float32)
+    wide /= np.linalg.norm(wide)
+    with connect(empty_db(), autocommit=True) as conn:
+        assert upgrade(conn, to=2) == [1, 2]
+        minilm = [
+            add_embedded(conn, "mig", f"preference:drink{i}", v, "all-MiniLM-L6-v2-int8")
+            for i, v in enumerate(unit)
+        ]
+        other = add_embedded(conn, "mig", "preference:other", wide, "text-embedding-3-small")
+        assert stored(conn, other)[1]  # 6 KB of fp32: in TOAST before
+
+        assert apply_schema(conn) is True
+        column = conn.execute(
+            "SELECT format_type(atttypid, atttypmod) AS type, attstorage::text AS storage"
+            " FROM pg_attribute"
+            " WHERE attrelid = 'memory_entries'::regclass AND attname = 'embedding'"
+        ).fetchone()
+        assert column == {"type": "halfvec", "storage": "m"}
+        for entry, vector in [*zip(minilm, unit, strict=True), (other, wide)]:
+            back, toasted = stored(conn, entry)
+            assert back.shape == vector.shape
+            assert np.allclose(back, vector, rtol=2**-10, atol=1e-7)
+            assert not toasted
+        conn.execute("SET enable_seqscan = off")  # two rows: the planner would rather scan
+        query = conn.execute(
+            "SELECT id, 1 - (embedding::halfvec(384) <=> %s::halfvec(384)) AS similarity"
+            " FROM memory_entries WHERE embedding_model = 'all-MiniLM-L6-v2-int8'"
+            " AND status = 'active' ORDER BY embedding::halfvec(384) <=> %s::halfvec(384)"
+            " LIMIT 1",
+            [unit[1], unit[1]],
+        )
+        top = query.fetchone()
+        assert top is not None and top["id"] == minilm[1] and top["similarity"] > 0.999
+        plan = conn.execute(
+            "EXPLAIN SELECT id FROM memory_entries WHERE embedding_model = 'all-MiniLM-L6-v2-int8'"
+            " AND status = 'active' ORDER BY embedding::halfvec(384) <=> %s::halfvec(384)"
+            " LIMIT 1",
+            [unit[1]],
+        ).fetchall()
+        assert "memory_entries_embedding_minilm" in str(plan)

@@ -75,19 +75,18 @@ def large_db(admin_url: str, template_db: str) -> Iterator[tuple[str, Pool]]:
     url = recreate_database(admin_url, name, template_db)
     pool = make_pool()
     with connect(url, autocommit=True) as c:
-        c.execute("DROP INDEX memory_entries_embedding_minilm")  # build after loading
+        index = c.execute(  # built after loading, as the migrations define it
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_entries_embedding_minilm'"
+        ).fetchone()
+        assert index is not None
+        c.execute("DROP INDEX memory_entries_embedding_minilm")
         start = NOW - timedelta(days=400)
         copy_entries(
             c, entry_rows("t1", [("big", 100_000), ("small", 20)], pool, start=start, seed=1)
         )
         copy_entries(c, entry_rows("t2", [("small", 50)], pool, start=start, seed=2))
         c.execute("SET maintenance_work_mem = '1GB'")
-        c.execute(
-            "CREATE INDEX memory_entries_embedding_minilm ON memory_entries USING hnsw"
-            " ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_model = %s".replace(
-                "%s", f"'{MINILM}'"
-            )
-        )
+        c.execute(index["indexdef"].encode())
         c.execute("ANALYZE memory_entries")
     yield url, pool
     drop_database(admin_url, name)
