@@ -1,12 +1,13 @@
 """The embedded PostgreSQL's memory, computed from the machine's: the fractions, their
-bounds, and a MEMLEDGER_PG_* setting replacing its computed value."""
+bounds, and a MEMLEDGER_PG_* setting replacing its computed value. Settings are built
+directly, not loaded: a loaded one would be the process's for a server started later."""
 
 from __future__ import annotations
 
 import pytest
 
 from ops.embedded_postgres import MemorySettings, memory_for, server_memory, server_options
-from ops.settings import InvalidSettings, load_settings
+from ops.settings import InvalidSettings, Settings, load_settings
 
 GIB = 1024**3
 
@@ -42,19 +43,17 @@ def test_a_small_machine_keeps_postgresqls_defaults() -> None:
 
 
 def test_a_setting_wins_over_the_computed_value() -> None:
-    settings = load_settings(pg_shared_buffers="128MB", pg_work_mem="4 mb")
+    settings = Settings(pg_shared_buffers="128MB", pg_work_mem="4 mb")
     m = server_memory(settings, 8 * GIB)
     assert (m.shared_buffers, m.work_mem) == ("128MB", "4MB")
     assert (m.effective_cache_size, m.maintenance_work_mem) == ("4096MB", "1024MB")
 
 
 def test_the_command_line_options() -> None:
-    options = server_options(load_settings(pg_shared_buffers="1GB"))
+    options = server_options(Settings(pg_shared_buffers="1GB"))
     assert options[:2] == ["-c", "shared_buffers=1GB"]
     assert options[-2:] == ["-c", "shared_preload_libraries=pg_prewarm"]
-    assert "shared_preload_libraries=pg_prewarm" not in server_options(
-        load_settings(pg_prewarm=False)
-    )
+    assert "shared_preload_libraries=pg_prewarm" not in server_options(Settings(pg_prewarm=False))
 
 
 @pytest.mark.parametrize("value", ["128", "12 pages", "1.5GB", "32kB", "2TB", "-1MB"])
