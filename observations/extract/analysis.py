@@ -22,7 +22,7 @@ import hashlib
 import importlib.util
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -174,8 +174,57 @@ def _view(doc: Any) -> Parsed:
     for word in words:
         if word.head != word.i:
             children[word.head].append(word.i)
+    parsed = Parsed(doc.text, words, (), tuple(tuple(c) for c in children))
+    words = tuple(_past_in_context(parsed, w) for w in words)
     sentences = tuple(range(s.start, s.end) for s in doc.sents)
-    return Parsed(doc.text, words, sentences, tuple(tuple(c) for c in children))
+    return Parsed(doc.text, words, sentences, parsed.children)
+
+
+# Verbs whose past form is their base form: the tagger reads "i quit the job" as present.
+_SAME_PAST = frozenset(
+    [
+        "quit",
+        "put",
+        "set",
+        "cut",
+        "hit",
+        "let",
+        "hurt",
+        "cost",
+        "shut",
+        "spread",
+        "split",
+        "burst",
+        "cast",
+        "bet",
+        "bid",
+        "fit",
+        "rid",
+        "shed",
+        "upset",
+        "read",
+    ]
+)
+_PAST_TIME = frozenset({"yesterday", "ago", "last"})
+
+
+def _past_in_context(parsed: Parsed, word: Word) -> Word:
+    """A present-tagged verb of that kind is past when a verb coordinated with it is
+    ("i quit the job, started at a clinic") or its clause is dated in the past
+    ("i cut my hair yesterday", "two days ago", "last week")."""
+    if word.tag != "VBP" or word.lower not in _SAME_PAST:
+        return word
+    related = [parsed.words[word.head], *parsed.kids(word.i)]
+    if any(r.dep == "conj" or word.dep == "conj" for r in related) and any(
+        r.tag == "VBD" for r in related if r.i != word.i
+    ):
+        return replace(word, tag="VBD")
+    dated = any(
+        parsed.words[j].lower in _PAST_TIME
+        for kid in parsed.kids(word.i, "npadvmod", "advmod", "prep")
+        for j in parsed.subtree(kid.i)
+    )
+    return replace(word, tag="VBD") if dated else word
 
 
 def _word(token: Any) -> Word:

@@ -31,13 +31,16 @@ from observations.extract.topics import (
     activity_topic,
     concrete,
     first_object,
+    lemma_of,
     noun_topic,
+    part,
     role,
     skill_topic,
     topic_of,
     verb_noun,
 )
 from observations.extract.vocabulary import (
+    ABSTRACT,
     DISLIKE,
     FOODS,
     JOBS,
@@ -251,6 +254,20 @@ def searching(f: Frame) -> Reading | None:
     return _reading(f, "experience", verb_noun(f.parsed, f.head.i), None, 0.7)
 
 
+def happened(f: Frame) -> Reading | None:
+    """What happened to a thing of the person's, said of the thing ("my bike was stolen",
+    "my car broke down", "my flight got cancelled"): an experience of its owner. Not of a
+    relative (a person: their own facts), nor of something abstract ("my day went well")."""
+    noun = f.subject_noun
+    if noun is None or noun.lemma in ROLES or f.head.pos != "VERB" or f.negative:
+        return None
+    if not f.past or f.modal is not None or f.kids("dobj") or f.lemma in _NOT_ACTIONS:
+        return None
+    if noun.pos != "NOUN" or lemma_of(noun) in ABSTRACT | TIME_NOUNS:
+        return None
+    return _reading(f, "experience", f"{part(f.lemma)}-{topic_of(f.parsed, noun.i)}", None, 0.6)
+
+
 def action(f: Frame) -> Reading | None:
     """Any other action of the person with an object: an experience ("I tried sushi")."""
     if f.head.pos != "VERB" or f.lemma in _NOT_ACTIONS or f.modal not in (None, "will"):
@@ -310,6 +327,7 @@ RULES: tuple[Rule, ...] = (
     constraint,
     searching,
     off_to,
+    happened,
     action,
 )
 

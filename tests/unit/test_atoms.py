@@ -481,3 +481,16 @@ def test_a_shift_at_a_named_workplace_is_where_one_works() -> None:
     assert job.statement == "Maya Chen works at St Thomas' Hospital." and _passes_checks(found)
     for said in ("long shift at work today", "there was a shift at the company"):
         assert all(f.key != "identity:employer" for f in facts([("maya", said)]))
+
+
+def test_what_happened_to_a_thing_of_the_speakers_is_their_experience() -> None:
+    for said, statement in [
+        ("my bike was stolen yesterday", "Maya Chen's bike was stolen on"),
+        ("my car broke down on monday", "Maya Chen's car broke down on"),
+        ("my flight got cancelled", "Maya Chen's flight got cancelled."),
+    ]:
+        found = facts([("maya", said)])
+        assert [f.statement[: len(statement)] for f in found] == [statement], said
+        assert _passes_checks(found)
+    for said in ("my day went well", "my bike was not stolen", "my sister moved away"):
+        assert all(f.kind != "experience" for f in facts([("maya", said)])), said
