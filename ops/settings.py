@@ -39,7 +39,7 @@ class Settings(BaseSettings):
         default=None, description="PostgreSQL with pgvector; unset: embedded server under home"
     )
     # the embedded server's memory (unset: computed from the machine's, see
-    # ops.embedded_postgres.memory_for); a server given by database_url is not touched
+    # ops.wiring.server_memory); a server given by database_url is not touched
     pg_shared_buffers: str | None = Field(
         default=None, description="embedded PostgreSQL's shared_buffers, e.g. 2GB"
     )
@@ -241,19 +241,7 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
             for e in exc.errors()
         )
         raise InvalidSettings(problems) from None
-    global _loaded
-    _loaded = settings
     return settings
-
-
-_loaded: Settings | None = None
-
-
-def loaded_settings() -> Settings:
-    """The settings this process loaded last, or without any those of the environment:
-    what code handed no settings reads (the embedded PostgreSQL, for its memory when it
-    starts)."""
-    return _loaded if _loaded is not None else load_settings()
 
 
 def _check_names(environ: Mapping[str, str]) -> None:

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+import psutil
+
 from consolidation import ConsolidationConfig, RetentionPolicy, Walk, supersede_at_build
 from consolidation.ledger_jobs import Enqueue
 from ledger.db import Conn, apply_schema, connect
@@ -17,6 +19,7 @@ from observations.builder import BuildConfig, GateConfig
 from observations.embed import Embedder, LocalEmbedder, make_embedder, with_query_cache
 from observations.extract.base import Extractor
 from observations.extract.heuristic import HeuristicExtractor
+from ops.embedded_postgres import MemorySettings, memory_for
 from ops.services import ServiceUrls, running_services
 from ops.settings import Settings
 from retrieval.search import SearchSettings
@@ -31,10 +34,44 @@ class Runtime:
 
 
 @contextmanager
+def services(settings: Settings, *, redis: bool = True) -> Iterator[ServiceUrls]:
+    """The configured servers, or the home's embedded ones started with the tuning below
+    (without Redis when ``redis`` is false)."""
+    with running_services(
+        settings.home, settings.database_url, settings.redis_url, redis=redis,
+        postgres_options=server_options(settings),
+    ) as urls:  # fmt: skip
+        yield urls
+
+
+def server_memory(settings: Settings, total_bytes: int | None = None) -> MemorySettings:
+    """The memory settings for this machine (``total_bytes``, by default its memory),
+    each replaced by its ``MEMLEDGER_PG_*`` setting where one is set."""
+    total = psutil.virtual_memory().total if total_bytes is None else total_bytes
+    computed = memory_for(total)
+    return MemorySettings(
+        shared_buffers=settings.pg_shared_buffers or computed.shared_buffers,
+        effective_cache_size=settings.pg_effective_cache_size or computed.effective_cache_size,
+        work_mem=settings.pg_work_mem or computed.work_mem,
+        maintenance_work_mem=settings.pg_maintenance_work_mem or computed.maintenance_work_mem,
+    )
+
+
+def server_options(settings: Settings) -> list[str]:
+    """The tuning options of the postgres command line: the memory settings, and
+    ``pg_prewarm`` preloaded (unless ``MEMLEDGER_PG_PREWARM`` is off) so that its
+    autoprewarm worker records which pages are in shared buffers (at shutdown and every
+    5 minutes, in ``autoprewarm.blocks``) and reads them back in after the next start."""
+    options = server_memory(settings).options()
+    if settings.pg_prewarm:
+        options += ["-c", "shared_preload_libraries=pg_prewarm"]
+    return options
+
+
+@contextmanager
 def open_runtime(settings: Settings, *, init_schema: bool = True) -> Iterator[Runtime]:
     """Start or reach the services, apply the schema, and hold one connection."""
-    services = running_services(settings.home, settings.database_url, settings.redis_url)
-    with services as urls, connect(urls.database_url, autocommit=True) as conn:
+    with services(settings) as urls, connect(urls.database_url, autocommit=True) as conn:
         if init_schema:
             apply_schema(conn)
         yield Runtime(settings, urls, conn)

@@ -26,12 +26,12 @@ from ops.bench.consolidate import DATABASE, run_consolidate, text
 from ops.bench.ingest import run_ingest
 from ops.bench.synthetic import skewed_counts
 from ops.cli.base import Context, pass_ctx
-from ops.services import running_services
 from ops.wiring import (
     consolidation_config,
     make_build_config,
     make_embedder_from,
     make_search_settings,
+    services,
     wall_clock,
 )
 
@@ -59,7 +59,7 @@ def bench_ingest(ctx: Context, events: int, batch_size: int, channels: int, writ
     """Events/s appended through the Python API in batches, and peak RSS."""
     s = ctx.settings
     with (
-        running_services(s.home, s.database_url, s.redis_url, redis=False) as urls,
+        services(s, redis=False) as urls,
         scratch_database(urls.database_url) as url,
     ):
         figures = run_ingest(
@@ -87,8 +87,11 @@ def bench_build(ctx: Context, sessions: int) -> None:
 
     s = ctx.settings
     config = make_build_config(s)
-    services = running_services(s.home, s.database_url, s.redis_url, redis=False)
-    with services as urls, scratch_database(urls.database_url) as url, bench_conn(url) as conn:
+    with (
+        services(s, redis=False) as urls,
+        scratch_database(urls.database_url) as url,
+        bench_conn(url) as conn,
+    ):
         f = run_build(conn, config, config.embedder, sessions=sessions, now=wall_clock())
     click.echo(
         f"build: {f.sessions} sessions ({f.events_per_session:.1f} events, "
@@ -154,9 +157,8 @@ def bench_retrieval(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     embedder = make_embedder_from(s)
-    services = running_services(s.home, s.database_url, s.redis_url, redis=False)
     with (
-        services as urls,
+        services(s, redis=False) as urls,
         scratch_database(urls.database_url, RETRIEVAL_DATABASE, reuse=reuse) as url,
         bench_conn(url) as conn,
     ):
@@ -201,9 +203,8 @@ def bench_consolidate(
     database (memledger_bench_consolidate)."""
 
     s = ctx.settings
-    services = running_services(s.home, s.database_url, s.redis_url, redis=False)
     with (
-        services as urls,
+        services(s, redis=False) as urls,
         scratch_database(urls.database_url, DATABASE) as url,
         bench_conn(url) as conn,
     ):
@@ -249,9 +250,8 @@ def bench_api(
     against `memledger serve` on loopback, each after a short untimed warm-up; with
     --backlog, context p50/p95 again while the server's workers build a backlog."""
     s = ctx.settings
-    services = running_services(s.home, s.database_url, s.redis_url)
     with (
-        services as urls,
+        services(s) as urls,
         scratch_database(urls.database_url, API_DATABASE) as url,
         bench_conn(url) as conn,
     ):

@@ -14,8 +14,7 @@ from ops.cli.base import Context, pass_ctx, progress
 from ops.eval import locomo, probes_data
 from ops.eval.locomo_data import load
 from ops.eval.probes import PROBES_DATABASE, report_text, run_probes
-from ops.services import running_services
-from ops.wiring import make_build_config, make_search_settings, wall_clock
+from ops.wiring import make_build_config, make_search_settings, services, wall_clock
 from retrieval.tokens import wordpiece_counter
 
 EVAL_DATABASE = "memledger_eval"
@@ -58,9 +57,8 @@ def eval_locomo(
     s = ctx.settings
     config = make_build_config(s)
     now = wall_clock()
-    services = running_services(s.home, s.database_url, s.redis_url, redis=False)
     with (
-        services as urls,
+        services(s, redis=False) as urls,
         scratch_database(urls.database_url, EVAL_DATABASE, reuse=reuse) as url,
         bench_conn(url) as conn,
     ):
@@ -131,10 +129,9 @@ def eval_probes(ctx: Context, data: Path, cases: str | None, json_out: Path | No
     only = {c.strip() for c in cases.split(",") if c.strip()} if cases else None
     probes = probes_data.load(data, only)
     s = ctx.settings
-    services = running_services(s.home, s.database_url, s.redis_url)
     total = sum(len(c.sessions) for c in probes.cases)
     with (
-        services as urls,
+        services(s) as urls,
         scratch_database(urls.database_url, PROBES_DATABASE) as url,
         scratch_redis(urls.redis_url) as redis_url,
         progress(total, "build", "session") as bar,

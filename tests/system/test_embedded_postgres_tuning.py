@@ -22,7 +22,9 @@ import json, sys
 from pathlib import Path
 import psutil, psycopg
 from ops.services import postgres_server
-server = postgres_server(Path(sys.argv[1]))
+from ops.settings import load_settings
+from ops.wiring import server_options
+server = postgres_server(Path(sys.argv[1]), server_options(load_settings()))
 with psycopg.connect(server.get_uri(), autocommit=True) as conn:
     sizes = {name: conn.execute(
         "SELECT pg_size_bytes(current_setting(%s))", [name]).fetchone()[0]

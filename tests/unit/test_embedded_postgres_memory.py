@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from ops.embedded_postgres import MemorySettings, memory_for, server_memory, server_options
+from ops.embedded_postgres import MemorySettings, memory_for
 from ops.settings import InvalidSettings, Settings, load_settings
+from ops.wiring import server_memory, server_options
 
 GIB = 1024**3
 
