@@ -8,7 +8,8 @@ scope:
   below ``exact_scope_cap`` or below the size where the two paths cost the same, which
   grows with the square root of the table (≈ 10,000 entries at 1M). Vectors are halfvec,
   compared as ``halfvec(dim)`` of the embedder's model; the HNSW index holds the active
-  entries only, so a search with history is always ranked exactly.
+  entries only, so a large scope with history takes its active entries from the index
+  and ranks its other entries exactly.
 * full text — statements matching any of the query's words (``websearch_to_tsquery``),
   at most ``text_scan`` rows; when that cap cuts the set, the statements matching all of
   the words come first. They are ranked by BM25 with the document frequencies of that
@@ -113,9 +114,9 @@ def vector_list(
 ) -> tuple[list[Candidate], int]:
     """The vector candidates, and the scope's size (counted only as far as it matters)."""
     size, exact_below = _scope_size(conn, scope, k, settings)
-    indexed = embedder.model in INDEXED_MODELS and scope.current  # the index: active only
-    exact = not indexed or size < exact_below
-    return _vector_candidates(conn, scope, vector, embedder, k, exact=exact), size
+    exact = embedder.model not in INDEXED_MODELS or size < exact_below
+    path = "vector_exact" if exact else "vector_hnsw" if scope.current else "vector_hnsw_history"
+    return _vector_candidates(conn, scope, vector, embedder, k, path), size
 
 
 def _scope_size(conn: Conn, scope: ScopeSql, k: int, settings: SearchSettings) -> tuple[int, int]:
@@ -142,9 +143,9 @@ def _scope_size(conn: Conn, scope: ScopeSql, k: int, settings: SearchSettings) -
 
 
 def _vector_candidates(
-    conn: Conn, scope: ScopeSql, vector: Any, embedder: Embedder, k: int, *, exact: bool
+    conn: Conn, scope: ScopeSql, vector: Any, embedder: Embedder, k: int, path: str
 ) -> list[Candidate]:
-    query = sql.SQL(Q["vector_exact" if exact else "vector_hnsw"]).format(
+    query = sql.SQL(Q[path]).format(
         columns=_COLUMNS,
         scope=scope.where,
         dim=sql.SQL(str(int(embedder.dim))),
@@ -153,7 +154,7 @@ def _vector_candidates(
     params = {**scope.params, "query": vector, "k": k}
     rows = conn.execute(query, params, prepare=False).fetchall()
     rows.sort(key=lambda r: (-r["similarity"], r["id"]))  # relaxed order from HNSW
-    return [_candidate(r, similarity=float(r["similarity"])) for r in rows]
+    return [_candidate(r, similarity=float(r["similarity"])) for r in rows[:k]]
 
 
 def text_candidates(

@@ -42,6 +42,24 @@ SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) 
  ORDER BY embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})
  LIMIT %(k)s;
 
+-- name: vector_hnsw_history
+-- A large scope with history: its active entries through HNSW (the index holds those
+-- only), its other entries (superseded, merged, archived: usually few) ranked exactly
+-- through the owner index (every status but active, spelt out: an index condition on its
+-- status column); the caller keeps the best k of both lists.
+(SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) AS similarity
+   FROM memory_entries
+  WHERE {scope} AND status = 'active' AND embedding_model = {model}
+  ORDER BY embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})
+  LIMIT %(k)s)
+UNION ALL
+(SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) AS similarity
+   FROM memory_entries
+  WHERE {scope} AND status IN ('superseded', 'merged', 'archived', 'deleted')
+    AND embedding_model = {model}
+  ORDER BY similarity DESC, id
+  LIMIT %(k)s);
+
 -- name: text_matches
 -- Entries whose statement matches the full-text query (at most %(scan)s of them, the
 -- newest: the same set whatever order the rows are read in), for BM25 to rank: ts_rank

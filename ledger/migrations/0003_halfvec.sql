@@ -17,7 +17,7 @@
 -- entry for the row's new version (every update of an entry is a non-HOT update: status
 -- and updated_at are indexed), and a filtered scan no longer walks past history. A search
 -- uses it when its WHERE says status = 'active' (retrieval/candidates.py); a search with
--- history ranks its scope exactly.
+-- history ranks the scope's other entries exactly beside it.
 --
 -- The table is rewritten (its indexes rebuilt) under an exclusive lock: minutes for a
 -- million entries, most of it the HNSW build (maintenance_work_mem decides its speed).

@@ -141,6 +141,34 @@ def test_the_large_user_goes_through_hnsw(large_db: tuple[str, Pool]) -> None:
         assert hits[0].explain["similarity"] > 0.9
 
 
+def test_a_large_scope_with_history_finds_entries_no_longer_active(
+    large_db: tuple[str, Pool],
+) -> None:
+    """The HNSW index holds active entries only: a large scope with history takes the
+    others from an exact scan beside it."""
+    url, pool = large_db
+    vector, embedder, big = pool.vectors[5], PoolEmbedder(pool), Scope("t1", "big")
+    with connect(url) as c:  # rolled back: the module's database is shared
+        best = vector_search(c, big, vector, embedder=embedder, k=10)[0]
+        with tenant_scope(c, "t1"):
+            c.execute(
+                "UPDATE memory_entries SET status = 'superseded' WHERE tenant_id = 't1'"
+                " AND id = %s",
+                [best.entry_id],
+            )
+        current = vector_search(c, big, vector, embedder=embedder, k=10)
+        history = vector_search(
+            c, big, vector, embedder=embedder, k=10, filters=Filters(history=True)
+        )
+        c.rollback()
+    assert len(current) == 10 and best.entry_id not in {r.entry_id for r in current}
+    assert len(history) == 10 and {r.owner_id for r in history} == {"big"}
+    superseded = [r for r in history if r.entry_id == best.entry_id]
+    assert superseded and superseded[0].status == "superseded"
+    similarities = [r.similarity or 0.0 for r in history]
+    assert similarities == sorted(similarities, reverse=True)
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
