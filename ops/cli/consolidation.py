@@ -18,10 +18,10 @@ from consolidation import (
     entry_record,
     point_window,
     recent_runs,
-    run_job,
 )
 from ops.cli.base import Context, pass_ctx, table
-from ops.metrics import JOB_RUNS, shared_metrics
+from ops.metrics import shared_metrics
+from ops.usecases import maintenance
 from ops.wiring import Runtime, consolidation_config, open_runtime, wall_clock
 from ops.worker.actors import enqueue_builds
 from ops.worker.pipeline import build_actor
@@ -79,10 +79,10 @@ def consolidate(ctx: Context, job: str, full: bool, this_tenant: bool, show_runs
             for name in names:
                 now = wall_clock()
                 scope = JobScope(now, tenant, full)
-                outcome = run_job(
-                    rt.conn, name, config, scope, window=point_window(now), clock=wall_clock
-                )
-                metrics.add([(JOB_RUNS, (name, outcome.status), 1)])
+                outcome = maintenance.run(
+                    rt.conn, name, config, scope, window=point_window(now), clock=wall_clock,
+                    metrics=metrics,
+                )  # fmt: skip
                 click.echo(_outcome_text(outcome))
 
 

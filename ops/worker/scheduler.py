@@ -21,13 +21,13 @@ from consolidation import (
     ConsolidationConfig,
     JobScope,
     RunOutcome,
-    run_job,
     window_for,
 )
 from consolidation.ledger_jobs import Enqueue
 from ledger.db import connect
 from ops.metrics import JOB_RUNS, SharedMetrics
 from ops.settings import Settings
+from ops.usecases import maintenance
 from ops.wiring import consolidation_config, wall_clock
 
 log = structlog.get_logger(__name__)
@@ -49,15 +49,15 @@ def run_scheduled(
     """One scheduled firing: the job for the window it falls in, across tenants."""
     now = wall_clock()
     try:
-        with connect(database_url, autocommit=True) as conn:
-            outcome = run_job(
-                conn, job, config, JobScope(now), window=window_for(now, interval), clock=wall_clock
-            )
-    except Exception:
+        conn = connect(database_url, autocommit=True)
+    except Exception:  # the database cannot be reached: the run failed before it began
         metrics.add([(JOB_RUNS, (job, "error"), 1)])
         raise
-    metrics.add([(JOB_RUNS, (job, outcome.status), 1)])
-    return outcome
+    with conn:
+        window = window_for(now, interval)
+        return maintenance.run(
+            conn, job, config, JobScope(now), window=window, clock=wall_clock, metrics=metrics
+        )
 
 
 def make_scheduler(

@@ -11,7 +11,7 @@ from fastapi import APIRouter, BackgroundTasks, HTTPException, Path, Query, Resp
 from pydantic import BaseModel
 
 from consolidation.jobs import JOBS, JobScope
-from consolidation.runs import point_window, run_job, window_for
+from consolidation.runs import point_window, window_for
 from ledger.scope import ID_PATTERN
 from ledger.store import AppendResult
 from materializers.api import SkillProposal, get_profile, list_skills, review_skill
@@ -41,7 +41,8 @@ from ops.api.models import (
     SearchOut,
     SkillOut,
 )
-from ops.metrics import JOB_RUNS, LATENCY
+from ops.metrics import LATENCY
+from ops.usecases import maintenance
 from ops.usecases.edit import edit, forget_entry, forget_owner
 from ops.usecases.ingest import close, ingest
 from ops.usecases.remember import chat_messages, default_channel, remember
@@ -409,10 +410,11 @@ def post_maintenance(
         conn.autocommit = True
         try:
             scope = JobScope(now=now, tenant_id=owner.tenant_id)
-            outcome = run_job(conn, job, config, scope, window=window, clock=state.clock)
+            outcome = maintenance.run(
+                conn, job, config, scope, window=window, clock=state.clock, metrics=state.metrics
+            )
         finally:
             conn.autocommit = False
-    state.metrics.add([(JOB_RUNS, (job, outcome.status), 1)])
     if outcome.status == "taken":
         wait = max(1, math.ceil((window.end - now).total_seconds()))
         raise HTTPException(
