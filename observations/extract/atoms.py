@@ -106,12 +106,27 @@ def _factual(parsed: Parsed, clause: Clause) -> bool:
         return False
     if not _finite(parsed, clause) or not _opens_with_subject(parsed, clause):
         return False
+    if _misread_am(parsed, clause):
+        return False
     if clause.link == "ccomp" and clause.parent is not None:
         parent = parsed.words[clause.parent]
         negated = any(k.dep == "neg" for k in parsed.kids(parent.i))
         doubted = negated and parent.lemma in COGNITION and not _aside(parsed, clause, parent)
         return parent.lemma not in _HEDGES and not doubted
     return True
+
+
+def _misread_am(parsed: Parsed, clause: Clause) -> bool:
+    """ "am" whose subject is not "I" (its only subject in English): the words were not
+    English as the parse read them ("Tierarztpraxis am See, doing reception"), and what
+    it made of them, or of a participle sharing that subject, is no fact."""
+    head = parsed.words[clause.head]
+    verbs = [head, *parsed.kids(head.i, "aux", "auxpass")]
+    if clause.parent is not None and participle(parsed, clause):
+        parent = parsed.words[clause.parent]
+        verbs += [parent, *parsed.kids(parent.i, "aux", "auxpass")]
+    subjects = [s for v in verbs for s in parsed.kids(v.i, *SUBJECTS)]
+    return any(v.lower == "am" for v in verbs) and any(s.lower != "i" for s in subjects)
 
 
 def _aside(parsed: Parsed, clause: Clause, parent: Word) -> bool:

@@ -494,3 +494,9 @@ def test_what_happened_to_a_thing_of_the_speakers_is_their_experience() -> None:
         assert _passes_checks(found)
     for said in ("my day went well", "my bike was not stolen", "my sister moved away"):
         assert all(f.kind != "experience" for f in facts([("maya", said)])), said
+
+
+def test_words_the_parse_misread_as_english_am_make_no_fact() -> None:
+    said = "tierarztpraxis am see, doing reception + helping w the animals"
+    assert facts([("maya", said)]) == []
+    assert [f.key for f in facts([("maya", "i am a nurse")])] == ["identity:occupation"]
