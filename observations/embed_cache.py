@@ -2,65 +2,54 @@
 
 A server embeds the question of every search and context request, and the same questions
 come back (an agent asking its memory the same thing turn after turn, a client retrying).
-A query's vector depends only on the model and the text, so the vectors of the
-``size`` most recently asked texts are kept, keyed by (model, text).
+A query's vector depends only on the model (one per cache) and the text, so the vectors
+of the ``size`` most recently asked texts are kept.
 
 Only :meth:`QueryVectorCache.embed_query` goes through the cache: :meth:`embed` (entries
 built or edited, whose texts seldom come back) passes straight to the embedder, so they
-never push queries out. A miss is embedded outside the cache's lock by the wrapped
-embedder, so concurrent misses still meet in its batches (:mod:`observations.embed_batch`).
+never push queries out. A miss is embedded by the wrapped embedder outside any lock, so
+concurrent misses still meet in its batches (:mod:`observations.embed_batch`).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 
 from observations.embed_base import Embedder, Vectors
 
 
 class QueryVectorCache:
-    """``embedder`` with its query vectors cached: at most ``size`` of them, the least
-    recently used dropped first. An :class:`Embedder` itself (its ``embed`` uncached)."""
+    """``embedder`` with its query vectors cached (``functools.lru_cache``): at most
+    ``size`` of them, the least recently used dropped first. An :class:`Embedder` itself
+    (its ``embed`` uncached)."""
 
     def __init__(self, embedder: Embedder, size: int) -> None:
         if size < 1:
             raise ValueError("a query vector cache holds at least one vector")
         self.embedder = embedder
         self.model, self.dim = embedder.model, embedder.dim
-        self.size = size
-        self._vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
+        self.embed_query = lru_cache(maxsize=size)(self._embed_one)
+
+    def _embed_one(self, text: str) -> Vectors:
+        vector = self.embedder.embed([text])[0].copy()
+        vector.flags.writeable = False  # shared by every caller asking the same
+        return vector
+
+    @property
+    def hits(self) -> int:
+        return self.embed_query.cache_info().hits
+
+    @property
+    def misses(self) -> int:
+        return self.embed_query.cache_info().misses
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._vectors)
+        return self.embed_query.cache_info().currsize
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """The wrapped embedder's vectors, not cached."""
         return self.embedder.embed(texts)
-
-    def embed_query(self, text: str) -> Vectors:
-        """The vector of one query text (read-only), from the cache when it holds it."""
-        key = (self.model, text)
-        with self._lock:
-            vector = self._vectors.get(key)
-            if vector is not None:
-                self._vectors.move_to_end(key)
-                self.hits += 1
-                return vector
-            self.misses += 1
-        vector = self.embedder.embed([text])[0].copy()
-        vector.flags.writeable = False  # shared by every caller asking the same
-        with self._lock:
-            self._vectors[key] = vector
-            self._vectors.move_to_end(key)
-            while len(self._vectors) > self.size:
-                self._vectors.popitem(last=False)
-        return vector
 
 
 def embed_query(embedder: Embedder, text: str) -> Vectors:
