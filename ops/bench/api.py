@@ -29,9 +29,14 @@ import redis
 
 from ledger.db import Conn
 from ledger.events import iter_chunks
+from materializers import project
+from observations.builder import BuildConfig, build_session, sessions_to_build
+from ops.api.keys import create_key
+from ops.bench.build import load_sessions
 from ops.bench.ingest import synthetic_events
 
 API_DATABASE = "memledger_bench_api"
+TENANT = "bench-api"
 SCRATCH_REDIS_DB = 15
 BATCH = 100
 PREFIX = "api"  # of the load's external ids
@@ -159,6 +164,16 @@ def time_contexts(load: Load, contexts: int, server: psutil.Process) -> ContextF
         1000 * latencies[len(latencies) // 2],
         1000 * latencies[int(len(latencies) * 0.95)],
     )
+
+
+def prepare(conn: Conn, config: BuildConfig, now: datetime) -> str:
+    """The bench tenant's memory: copies of the sample, built and projected; returns a new
+    API key of the tenant."""
+    load_sessions(conn, TENANT, 100, now)
+    for tenant, session_id in sessions_to_build(conn, now=now, limit=1000):
+        build_session(conn, tenant, session_id, config, now=now)
+    project(conn, TENANT, now=now)
+    return create_key(conn, TENANT, name="bench", now=now)[1]
 
 
 def stored_bench_events(conn: Conn, tenant_id: str) -> int:

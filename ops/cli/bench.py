@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import click
 
-from materializers import project
-from observations.builder import build_session, sessions_to_build
-from ops.api.keys import create_key
 from ops.bench import retrieval, retrieval_load
 from ops.bench.api import (
     API_DATABASE,
     BATCH,
     QUESTIONS,
+    TENANT,
     WARMUP_BATCHES,
     WARMUP_CONTEXTS,
+    prepare,
     run_api,
     scratch_redis,
     serving,
     stored_bench_events,
 )
 from ops.bench.api_backlog import run_backlog
-from ops.bench.build import load_sessions, run_build
+from ops.bench.build import run_build
 from ops.bench.common import bench_conn, scratch_database
 from ops.bench.consolidate import DATABASE, run_consolidate, text
 from ops.bench.ingest import run_ingest
@@ -256,12 +255,7 @@ def bench_api(
         bench_conn(url) as conn,
     ):
         now = wall_clock()
-        load_sessions(conn, "bench-api", 100, now)  # copies of the sample, then built
-        config = make_build_config(s)
-        for tenant, session_id in sessions_to_build(conn, now=now, limit=1000):
-            build_session(conn, tenant, session_id, config, now=now)
-        project(conn, "bench-api", now=now)
-        key = create_key(conn, "bench-api", name="bench", now=now)[1]
+        key = prepare(conn, make_build_config(s), now)
         behind = None
         if backlog:
             behind = run_backlog(conn, url, urls.redis_url, key, backlog, contexts, clients,
@@ -270,7 +264,7 @@ def bench_api(
             f = run_api(
                 api.url, key, events=events, contexts=contexts, clients=clients, server=api.process
             )
-        stored = stored_bench_events(conn, "bench-api")
+        stored = stored_bench_events(conn, TENANT)
         if stored != WARMUP_BATCHES * BATCH + events:
             raise click.ClickException(f"the server stored {stored:,} of the events sent")
     with_clients = _count(f.clients, "client", "clients")
