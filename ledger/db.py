@@ -98,18 +98,36 @@ def announce_entry_changes(conn: psycopg.Connection[Any]) -> None:
 
 
 @contextmanager
-def tenant_scope(conn: psycopg.Connection[Any], tenant_id: str) -> Iterator[None]:
+def _isolation(conn: psycopg.Connection[Any], snapshot: bool) -> Iterator[None]:
+    """The transactions begun in the block at REPEATABLE READ when ``snapshot`` (said in
+    their BEGIN: no round trip of its own)."""
+    if not snapshot:
+        yield
+        return
+    before = conn.isolation_level
+    conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    try:
+        yield
+    finally:
+        conn.isolation_level = before
+
+
+@contextmanager
+def tenant_scope(
+    conn: psycopg.Connection[Any], tenant_id: str, *, snapshot: bool = False
+) -> Iterator[None]:
     """Run the block in a transaction as ``memledger_app`` with ``app.tenant_id`` set.
 
     Row-level security then hides every other tenant's rows, even from a query that
     forgets its tenant filter. The previous role and tenant are restored on exit, so a
-    caller's outer transaction continues as it was.
+    caller's outer transaction continues as it was. With ``snapshot``, an outermost block
+    runs at REPEATABLE READ: every statement of a read sees the same committed state.
     """
     check_id(tenant_id, "tenant_id")
     # SET LOCAL ends with the transaction: an outermost block needs neither to look at the
     # role and tenant it replaces nor to restore them (and saves that round trip).
     if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-        with conn.transaction():
+        with _isolation(conn, snapshot), conn.transaction():
             conn.execute(_SCOPE, [tenant_id, APP_ROLE])
             yield
         return

@@ -23,6 +23,7 @@ from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.errors import Conflict, SessionNotFound
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder, entry_text
+from observations.embed_models import writing_embedder
 from observations.extract.base import Extracted, Extractor, SessionEvent, SessionInput
 from observations.gates import (
     DEFAULT_MAX_ITEMS,
@@ -95,6 +96,8 @@ def build_session(
             return BuildOutcome("busy", session_id)
         if row["status"] == "open":
             raise SessionNotClosed(tenant_id=tenant_id, session_id=session_id)
+        # the model the database reads, held until this build commits (no switch meanwhile)
+        config = replace(config, embedder=writing_embedder(conn, config.embedder))
         if row["status"] == "built" and row["build_version"] == config.build_version:
             return BuildOutcome("unchanged", session_id)
         return _build(conn, row, config, now)

@@ -18,7 +18,8 @@ from ledger.errors import EntryNotFound, InvalidInput
 from ledger.events import DEFAULT_LIMITS, Limits, check_metadata
 from ledger.scope import check_id
 from ledger.sqlfile import load_queries
-from observations.embed import Embedder, entry_text
+from observations.embed import Embedder, stored_entry_text
+from observations.embed_models import reading_embedder, writing_embedder
 from observations.history import HistoryRow, write_history
 
 Q = load_queries("observations")
@@ -76,28 +77,22 @@ def edit_entry(
         except ValueError as exc:
             raise InvalidEdit(f"{name} {exc}", field=name) from exc
     old = active(get_entry(conn, tenant_id, entry_id))
-    vector = embedder.embed(
-        [
-            entry_text(
-                text,
-                owner_id=old["owner_id"],
-                valid_from=old["valid_from"],
-                kind=old["kind"],
-                fields=old["fields"],
-            )
-        ]
-    )[0]
+    embedded = stored_entry_text(old, text)
+    used = reading_embedder(conn, embedder)
+    vector = used.embed([embedded])[0]
     params = {
         "tenant_id": tenant_id,
         "id": entry_id,
         "statement": text,
-        "embedding": vector,
-        "embedding_model": embedder.model,
         "fields": Jsonb(dict(fields or {})),
         "now": now,
     }
     with tenant_scope(conn, tenant_id):
         old = active(_locked(conn, tenant_id, entry_id))  # as it is now, not at embedding
+        current = writing_embedder(conn, embedder)
+        if current.model != used.model:  # a re-embed switched models meanwhile
+            vector = current.embed([embedded])[0]
+        params |= {"embedding": vector, "embedding_model": current.model}
         announce_entry_changes(conn)
         row = conn.execute(Q["edit_entry"], params).fetchone()
         assert row is not None  # locked, and active

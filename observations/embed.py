@@ -42,6 +42,7 @@ __all__ = [
     "entry_text",
     "l2_normalize",
     "make_embedder",
+    "stored_entry_text",
     "with_query_cache",
 ]
 
@@ -111,6 +112,18 @@ def entry_text(
         when=valid_from.astimezone(UTC).date(),
         kind=kind,
         topic=fields.get("topic"),
+    )
+
+
+def stored_entry_text(row: Mapping[str, Any], statement: str | None = None) -> str:
+    """:func:`entry_text` of a stored entry (its row: ``canonical_statement``, ``owner_id``,
+    ``valid_from``, ``kind``, ``fields``), with ``statement`` in place of its own if given."""
+    return entry_text(
+        row["canonical_statement"] if statement is None else statement,
+        owner_id=row["owner_id"],
+        valid_from=row["valid_from"],
+        kind=row["kind"],
+        fields=row["fields"],
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from observations.embed_base import Embedder, Vectors
+from observations.embed_models import embedder_for
 
 
 class QueryVectorCache:
@@ -50,6 +51,11 @@ class QueryVectorCache:
     def embed(self, texts: Sequence[str]) -> Vectors:
         """The wrapped embedder's vectors, not cached."""
         return self.embedder.embed(texts)
+
+    def for_model(self, model: str) -> Embedder:
+        """The wrapped embedder's sibling for ``model`` (see :mod:`observations.embed_models`),
+        itself when ``model`` is this one's; uncached."""
+        return self if model == self.model else embedder_for(self.embedder, model)
 
 
 def embed_query(embedder: Embedder, text: str) -> Vectors:

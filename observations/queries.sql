@@ -353,3 +353,85 @@ ON CONFLICT (tenant_id, consumer) DO UPDATE
 
 -- name: last_tenant_history_id
 SELECT max(id) AS id FROM memory_entry_history WHERE tenant_id = %(tenant_id)s;
+
+-- name: reembed_job
+SELECT model, missing_only, after_id, done, started_at, updated_at
+  FROM memledger_reembed
+   FOR UPDATE;
+
+-- name: reembed_start
+INSERT INTO memledger_reembed (model, missing_only, started_at, updated_at)
+VALUES (%(model)s, %(missing_only)s, %(now)s, %(now)s);
+
+-- name: reembed_remaining
+-- What a re-embed has still to read past its cursor (all tenants: run as the owner role).
+SELECT count(*) AS n
+  FROM memory_entries
+ WHERE id > %(after_id)s AND embedding IS NOT NULL
+   AND NOT (%(missing_only)s AND embedding_model = %(model)s);
+
+-- name: reembed_next
+-- The next entries past the cursor, with what their embedded text is made of and the
+-- digest of their vector now.
+SELECT tenant_id, id, owner_id, kind, canonical_statement, fields, valid_from,
+       md5(embedding::text) AS digest
+  FROM memory_entries
+ WHERE id > %(after_id)s AND embedding IS NOT NULL
+   AND NOT (%(missing_only)s AND embedding_model = %(model)s)
+ ORDER BY id
+ LIMIT %(limit)s;
+
+-- name: reembed_stale
+-- Entries the switch must embed first: none in the target model yet, or rewritten since.
+SELECT e.tenant_id, e.id, e.owner_id, e.kind, e.canonical_statement, e.fields, e.valid_from,
+       md5(e.embedding::text) AS digest
+  FROM memory_entries e
+  LEFT JOIN memory_entry_vectors v
+         ON v.tenant_id = e.tenant_id AND v.entry_id = e.id AND v.model = %(model)s
+ WHERE e.embedding IS NOT NULL
+   AND NOT (%(missing_only)s AND e.embedding_model = %(model)s)
+   AND (v.entry_id IS NULL OR v.source_digest <> md5(e.embedding::text))
+ ORDER BY e.id;
+
+-- name: reembed_store
+INSERT INTO memory_entry_vectors (tenant_id, entry_id, model, embedding, source_digest)
+SELECT i.tenant_id, i.id, %(model)s, i.embedding, i.digest
+  FROM unnest(%(tenant_id)s::text[], %(id)s::bigint[], %(embedding)b::vector[]::halfvec[],
+              %(digest)s::text[])
+       AS i(tenant_id, id, embedding, digest)
+    ON CONFLICT (tenant_id, entry_id, model)
+    DO UPDATE SET embedding = excluded.embedding, source_digest = excluded.source_digest;
+
+-- name: reembed_advance
+UPDATE memledger_reembed
+   SET after_id = %(after_id)s, done = done + %(n)s, updated_at = %(now)s;
+
+-- name: reembed_switch
+-- Every vector moved into its entry at once, with the read model: a search sees the old
+-- model's vectors and pointer, or the new ones, never a mix. Not a content change: the
+-- entries' updated_at (which the read models follow) stays. A built session's build
+-- version names the new model: what it stores is now what a build with it would store.
+WITH moved AS (
+    UPDATE memory_entries e
+       SET embedding = v.embedding, embedding_model = v.model
+      FROM memory_entry_vectors v
+     WHERE v.tenant_id = e.tenant_id AND v.entry_id = e.id AND v.model = %(model)s
+       AND e.embedding IS NOT NULL
+ RETURNING e.id
+), pointer AS (
+    UPDATE memledger_embedding SET read_model = %(model)s, changed_at = %(now)s
+), versions AS (
+    UPDATE memory_sessions
+       SET build_version = regexp_replace(build_version, '\+[^+]*$', '+' || %(model)s)
+     WHERE build_version IS NOT NULL
+)
+SELECT count(*) AS n FROM moved;
+
+-- name: reembed_finish
+WITH job AS (DELETE FROM memledger_reembed)
+DELETE FROM memory_entry_vectors WHERE model = %(model)s;
+
+-- name: reembed_cancel
+WITH job AS (DELETE FROM memledger_reembed RETURNING model),
+     vectors AS (DELETE FROM memory_entry_vectors WHERE model IN (SELECT model FROM job))
+SELECT model FROM job;

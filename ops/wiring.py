@@ -5,18 +5,28 @@ what they run on from here and nowhere else."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import psutil
+import structlog
 
 from consolidation import ConsolidationConfig, RetentionPolicy, Walk, supersede_at_build
 from consolidation.ledger_jobs import Enqueue
 from ledger.db import Conn, apply_schema, connect
 from observations.builder import BuildConfig, GateConfig
-from observations.embed import Embedder, LocalEmbedder, make_embedder, with_query_cache
+from observations.embed import (
+    Embedder,
+    HashEmbedder,
+    LocalEmbedder,
+    make_embedder,
+    with_query_cache,
+)
+from observations.embed_local import LOCAL_MODELS
+from observations.embed_models import Embedders, record_read_model
 from observations.extract.base import Extractor
 from observations.extract.heuristic import HeuristicExtractor
 from ops.embedded_postgres import MemorySettings, memory_for
@@ -24,6 +34,8 @@ from ops.services import ServiceUrls, running_services
 from ops.settings import Settings
 from retrieval.search import SearchSettings
 from retrieval.types import RetrievalWeights
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +82,21 @@ def server_options(settings: Settings) -> list[str]:
 
 @contextmanager
 def open_runtime(settings: Settings, *, init_schema: bool = True) -> Iterator[Runtime]:
-    """Start or reach the services, apply the schema, and hold one connection."""
+    """Start or reach the services, apply the schema (and record the configured embedding
+    model as the one reads use, on a database that stores no vector yet), and hold one
+    connection."""
     with services(settings) as urls, connect(urls.database_url, autocommit=True) as conn:
         if init_schema:
             apply_schema(conn)
+            configured = configured_model(settings)
+            reads = record_read_model(conn, configured, now=wall_clock())
+            if reads != configured:
+                log.warning(
+                    "embedding_model_differs",
+                    configured=configured,
+                    reads=reads,
+                    hint=f"memledger reembed --model {configured} switches the database",
+                )
         yield Runtime(settings, urls, conn)
 
 
@@ -83,11 +106,36 @@ def wall_clock() -> datetime:
 
 
 def make_embedder_from(settings: Settings) -> Embedder:
+    """The configured embedder, able to build the embedder of another model the database
+    may read (see :mod:`observations.embed_models`)."""
+    configured = embedder_named(settings, configured_model(settings))
+    assert configured is not None  # every configurable model has its embedder
+    return Embedders(configured, lambda model: embedder_named(settings, model))
+
+
+def configured_model(settings: Settings) -> str:
+    """The name of the configured embedder's model."""
     if settings.embedder == "local":
-        return make_embedder(
-            "local", threads=settings.embed_threads, batch_size=settings.embed_batch_size
-        )
+        return settings.embed_local_model
     if settings.embedder == "openai":
+        return settings.embed_model
+    return HashEmbedder().model
+
+
+def embedder_named(settings: Settings, model: str) -> Embedder | None:
+    """The embedder of ``model`` with these settings: either local build, the hash
+    embedder at any width, the configured OpenAI-compatible model; else ``None``."""
+    if model in LOCAL_MODELS:
+        return make_embedder(
+            "local",
+            model=model,
+            threads=settings.embed_threads,
+            batch_size=settings.embed_batch_size,
+            cache_dir=settings.home / "models",
+        )
+    if (hashed := _HASH_MODEL.fullmatch(model)) is not None:
+        return make_embedder("hash", dim=int(hashed[1]))
+    if settings.embedder == "openai" and model == settings.embed_model:
         return make_embedder(
             "openai",
             base_url=settings.embed_base_url,
@@ -96,7 +144,10 @@ def make_embedder_from(settings: Settings) -> Embedder:
             dim=settings.embed_dim,
             batch_size=settings.embed_batch_size,
         )
-    return make_embedder("hash")
+    return None
+
+
+_HASH_MODEL = re.compile(r"hash-v1-([1-9][0-9]{0,4})")
 
 
 def query_embedder_from(settings: Settings, embedder: Embedder) -> Embedder:
@@ -127,12 +178,13 @@ def load_model(embedder: Embedder, *, check_only: bool = False) -> None:
     serves or builds calls it at start, so that a missing or damaged model file stops it
     there, and its first requests or builds do not wait for the model. ``check_only``
     verifies the files without loading them, for a process that starts others."""
-    if not isinstance(embedder, LocalEmbedder):
+    model = embedder.configured if isinstance(embedder, Embedders) else embedder
+    if not isinstance(model, LocalEmbedder):
         return
     if check_only:
-        embedder.check()
+        model.check()
     else:
-        embedder.load()
+        model.load()
 
 
 def make_build_config(settings: Settings) -> BuildConfig:

@@ -41,9 +41,9 @@ from retrieval.types import Candidate, Filters, Scope, SearchSettings
 Q = load_queries("retrieval")
 CURRENT = ("active",)
 WITH_HISTORY = ("active", "superseded", "merged", "archived")
-# Models with a partial HNSW index (ledger/migrations/0003_halfvec.sql, active entries
-# only); others are always ranked exactly.
-INDEXED_MODELS = frozenset({"all-MiniLM-L6-v2-int8"})
+# Models with a partial HNSW index (ledger/migrations/0003_halfvec.sql and
+# 0004_embedding_models.sql, active entries only); others are always ranked exactly.
+INDEXED_MODELS = frozenset({"all-MiniLM-L6-v2-int8", "all-MiniLM-L6-v2-q8"})
 _COLUMNS = sql.SQL(
     "id, kind, owner_type, owner_id, key, canonical_statement, valid_from, valid_to, status, "
     "confidence, importance, access_count, last_accessed_at, source_session_id, "

@@ -52,7 +52,7 @@ def build_context(
 ) -> ContextBundle:
     """Everything memory holds for ``request``, best first, cut to its budget whole-item."""
     scope = request.scope
-    with tenant_scope(conn, scope.tenant_id):
+    with tenant_scope(conn, scope.tenant_id, snapshot=True):
         ranked = search_in_scope(
             conn,
             scope,

@@ -12,6 +12,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from ledger.db import Conn, tenant_scope
 from ledger.errors import InvalidInput
 from observations.embed import Embedder, contextualize, embed_query
+from observations.embed_models import reading_embedder
 from retrieval.candidates import bm25_candidates, scope_sql, text_candidates, vector_list
 from retrieval.periods import query_periods
 from retrieval.scoring import fuse, rerank, score
@@ -54,12 +55,15 @@ def search_in_scope(
 ) -> list[Scored]:
     """:func:`search` on a connection already inside ``tenant_scope(conn, scope.tenant_id)``
     (the context bundle reads its other sections in the same scope: entering it again
-    costs three statements)."""
+    costs three statements), best in a snapshot (``snapshot=True``): the query is embedded
+    by the model the database reads, and a re-embed's switch then cannot fall between
+    reading which model that is and reading the vectors."""
     if not query.strip():
         raise InvalidQuery("query is empty", field="query")
     if not 1 <= limit <= 1000:
         raise InvalidQuery("limit must be between 1 and 1000", field="limit", limit=limit)
     text = contextualize(query, owner=owner_name, when=None, kind=None, topic=None)
+    embedder = reading_embedder(conn, embedder)  # the model the scope's vectors are in
     vector = embed_query(embedder, text)  # through the query vector cache, if it has one
     where = scope_sql(scope, filters)
     k = max(settings.candidates, 2 * limit)
@@ -87,7 +91,7 @@ def _in_tenant_scope(
     run: Callable[Concatenate[Conn, Scope, _P], _R],
 ) -> Callable[Concatenate[Conn, Scope, _P], _R]:
     def scoped(conn: Conn, scope: Scope, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with tenant_scope(conn, scope.tenant_id):
+        with tenant_scope(conn, scope.tenant_id, snapshot=True):
             return run(conn, scope, *args, **kwargs)
 
     return scoped

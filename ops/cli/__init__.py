@@ -44,6 +44,7 @@ for command in (
     ledger.sessions,
     ledger.sweep,
     ledger.run,
+    ledger.reembed_command,
     ledger.worker,
     api.serve,
     api.keys,

@@ -19,6 +19,8 @@ from ledger.store import (
     sweep_idle,
 )
 from observations.builder import list_entries
+from observations.embed_models import embedder_for
+from observations.reembed import cancel as reembed_cancel
 from ops.cli.base import Context, pass_ctx, progress, table
 from ops.cli.readmodels import show_after_run
 from ops.cli.retrieval import context_bundle
@@ -26,7 +28,14 @@ from ops.samples import sample_path
 from ops.services import redacted
 from ops.settings import SERVE_SETTINGS_ENV, Settings
 from ops.usecases.ingest import IngestReport, count_lines, ingest_lines, read_lines
-from ops.wiring import Runtime, open_runtime, wall_clock
+from ops.usecases.reembed import run as reembed_run
+from ops.wiring import (
+    Runtime,
+    configured_model,
+    make_embedder_from,
+    open_runtime,
+    wall_clock,
+)
 from ops.worker.pipeline import (
     build_actor,
     enqueue_pending,
@@ -265,3 +274,56 @@ def worker(ctx: Context, threads: int | None, schedule: bool, child_of: int | No
         if child_of is None:
             click.echo(f"worker running with {settings.worker_threads} threads; Ctrl-C stops it")
         stop.wait()
+
+
+@click.command("reembed")
+@click.option("--model", help="The model to re-embed into (default: the configured one).")
+@click.option(
+    "--missing-only", is_flag=True, help="Skip the entries already embedded by that model."
+)
+@click.option("--batch", default=256, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--rate", type=click.FloatRange(min=0, min_open=True), help="At most this many entries/s."
+)
+@click.option("--cancel", is_flag=True, help="Drop the re-embed under way and its vectors.")
+@pass_ctx
+def reembed_command(
+    ctx: Context,
+    model: str | None,
+    missing_only: bool,
+    batch: int,
+    rate: float | None,
+    cancel: bool,
+) -> None:
+    """Re-embed every stored entry (every tenant) into another model, then switch reads.
+
+    Searches keep using the current vectors until the last entry has its new one; the
+    switch then moves them all in one transaction. Stopped (Ctrl-C, a kill), it resumes
+    where it was on the next run with the same options.
+    """
+    s = ctx.settings
+    with open_runtime(s) as rt:
+        if cancel:
+            click.echo(f"re-embed into {reembed_cancel(rt.conn)} cancelled")
+            return
+        embedder = embedder_for(make_embedder_from(s), model or configured_model(s))
+        with progress(None, f"re-embed into {embedder.model}", "entry") as bar:
+
+            def advance(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            outcome = reembed_run(
+                rt.conn,
+                embedder,
+                missing_only=missing_only,
+                batch=batch,
+                rate=rate,
+                clock=wall_clock,
+                progress=advance,
+            )
+    click.echo(
+        f"{'resumed; ' if outcome.resumed else ''}{outcome.embedded} entries embedded, "
+        f"{outcome.switched} moved; reads switched from "
+        f"{outcome.previous_model or 'no recorded model'} to {outcome.model}"
+    )

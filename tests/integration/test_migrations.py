@@ -18,6 +18,7 @@ import pytest
 from ledger import DatabasePredatesMigrations, append
 from ledger.db import Conn, apply_schema, connect
 from ledger.migrations import LEGACY_SCHEMA_DIGEST, migrations, pending, upgrade
+from observations.embed_models import read_model, record_read_model
 from observations.extract.base import KINDS
 from ops.services import drop_database, recreate_database
 from tests.events import message
@@ -324,3 +325,24 @@ def test_vectors_written_before_halfvec_read_back_after_it_in_the_row(
             [unit[1]],
         ).fetchall()
         assert "memory_entries_embedding_minilm" in str(plan)
+
+
+def test_an_upgraded_database_keeps_reading_the_model_its_entries_are_in(
+    empty_db: Callable[[], str],
+) -> None:
+    """0004 records the model most entries are in as the read model (a database from
+    before it, whatever the default model is now); an empty one records none."""
+    vector = np.full(384, 384**-0.5, dtype=np.float32)
+    with connect(empty_db(), autocommit=True) as conn:
+        assert upgrade(conn, to=3) == [1, 2, 3]
+        for i in range(2):
+            add_embedded(conn, "mig", f"preference:drink{i}", vector, "all-MiniLM-L6-v2-int8")
+        add_embedded(conn, "mig", "preference:other", vector, "hash-v1-384")
+        assert upgrade(conn) == [4]
+        assert read_model(conn) == "all-MiniLM-L6-v2-int8"
+        assert record_read_model(conn, "all-MiniLM-L6-v2-q8", now=NOW) == "all-MiniLM-L6-v2-int8"
+    with connect(empty_db(), autocommit=True) as conn:
+        apply_schema(conn)
+        assert read_model(conn) is None
+        assert record_read_model(conn, "all-MiniLM-L6-v2-q8", now=NOW) == "all-MiniLM-L6-v2-q8"
+        assert read_model(conn) == "all-MiniLM-L6-v2-q8"

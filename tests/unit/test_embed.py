@@ -31,6 +31,7 @@ from observations.embed import (
     default_model_files,
     make_embedder,
 )
+from observations.embed_local import QUANTIZED_MODEL_NAME, QUANTIZED_SHA256
 
 HIKING = "I love hiking in the mountains"
 TREKKING = "Mountain trekking is my passion"
@@ -463,3 +464,55 @@ def test_openai_embedder_names_the_endpoint_when_nothing_listens() -> None:
         with pytest.raises(EmbedderError, match="request failed") as caught:
             embedder.embed([HIKING])
         assert f"{base_url}/embeddings" in str(caught.value)
+
+
+# -- the q8 build ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def q8_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+def test_the_q8_build_is_its_own_model_close_to_the_shipped_one(
+    local: LocalEmbedder, q8_cache: Path
+) -> None:
+    q8 = LocalEmbedder(model=QUANTIZED_MODEL_NAME, cache_dir=q8_cache)
+    assert (q8.model, q8.dim) == ("all-MiniLM-L6-v2-q8", 384)
+    quantized, shipped = q8.embed(VARIED), local.embed(VARIED)
+    np.testing.assert_allclose(np.linalg.norm(quantized, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(quantized * shipped, axis=1)
+    assert cosines.min() > 0.95 and cosines.mean() > 0.98  # close, yet another vector space
+    assert not np.allclose(quantized, shipped, atol=1e-3)
+    hiking, trekking, taxes = q8.embed([HIKING, TREKKING, TAXES])
+    assert _cos(hiking, trekking) > _cos(hiking, taxes) + 0.3
+
+
+def test_a_q8_text_has_one_vector_alone_or_among_others(q8_cache: Path) -> None:
+    q8 = LocalEmbedder(model=QUANTIZED_MODEL_NAME, cache_dir=q8_cache)
+    together = q8.embed(VARIED)
+    alone = np.concatenate([q8.embed([text]) for text in VARIED])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+
+
+def test_the_q8_file_is_derived_once_and_a_damaged_copy_is_derived_again(
+    q8_cache: Path, tmp_path: Path
+) -> None:
+    cached = q8_cache / f"{QUANTIZED_MODEL_NAME}.onnx"
+    LocalEmbedder(model=QUANTIZED_MODEL_NAME, cache_dir=q8_cache).load()
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == QUANTIZED_SHA256
+    copy = tmp_path / cached.name
+    shutil.copyfile(cached, copy)
+    _flip_byte(copy)
+    LocalEmbedder(model=QUANTIZED_MODEL_NAME, cache_dir=tmp_path).load()
+    assert hashlib.sha256(copy.read_bytes()).hexdigest() == QUANTIZED_SHA256
+
+
+def test_a_q8_derivation_that_hashes_otherwise_is_refused(tmp_path: Path) -> None:
+    files = replace(_copy_files(tmp_path), quantized_sha256="0" * 64)
+    with pytest.raises(EmbedderError, match="derived q8 model has the wrong sha256") as caught:
+        LocalEmbedder(model=QUANTIZED_MODEL_NAME, files=files).load()
+    assert caught.value.fields["actual_sha256"] == QUANTIZED_SHA256
+
+
+def test_an_unknown_local_model_is_refused() -> None:
+    with pytest.raises(EmbedderError, match="unknown local model"):
+        LocalEmbedder(model="all-MiniLM-L12-v2")
