@@ -11,20 +11,27 @@ is skipped (``BuildOutcome.busy``), so no session is built twice at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.errors import Conflict, SessionNotFound
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder, entry_text
-from observations.embed_models import writing_embedder
-from observations.extract.base import Extracted, Extractor, SessionEvent, SessionInput
+from observations.embed_models import reading_embedder, writing_embedder
+from observations.extract.base import (
+    Extracted,
+    Extraction,
+    Extractor,
+    SessionEvent,
+    SessionInput,
+)
 from observations.gates import (
     DEFAULT_MAX_ITEMS,
     DEFAULT_MIN_CONFIDENCE,
@@ -86,28 +93,39 @@ class BuildOutcome:
 def build_session(
     conn: Conn, tenant_id: str, session_id: int, config: BuildConfig, *, now: datetime
 ) -> BuildOutcome:
-    """Extract, gate, embed and store one closed session; mark it built."""
+    """Extract, gate, embed and store one closed session; mark it built.
+
+    The session is read in one transaction and its entries written in another; extraction
+    and embedding (an LLM call may take minutes) run between them, holding no lock and
+    no transaction open. A session-level advisory lock keeps a second builder of the same
+    session out meanwhile: it gets ``busy``. (Called inside a caller's transaction, the
+    two become savepoints of it.)"""
+    key = {"tenant_id": tenant_id, "session_id": session_id}
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "session_id": session_id}
-        row = conn.execute(Q["lock_session"], params).fetchone()
+        row = conn.execute(Q["session_exists_row"], key).fetchone()
         if row is None:
-            if conn.execute(Q["session_exists"], params).fetchone() is None:
-                raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
-            return BuildOutcome("busy", session_id)
+            raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
         if row["status"] == "open":
             raise SessionNotClosed(tenant_id=tenant_id, session_id=session_id)
-        # the model the database reads, held until this build commits (no switch meanwhile)
-        config = replace(config, embedder=writing_embedder(conn, config.embedder))
-        if row["status"] == "built" and row["build_version"] == config.build_version:
-            return BuildOutcome("unchanged", session_id)
+        claim = conn.execute(Q["claim_build"], key).fetchone()
+        if not (claim and claim["claimed"]):
+            return BuildOutcome("busy", session_id)
+    try:
         return _build(conn, row, config, now)
+    finally:
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.INERROR:
+            with conn.transaction():
+                conn.execute(Q["release_build"], key)
 
 
 def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) -> BuildOutcome:
     tenant_id, session_id = row["tenant_id"], row["id"]
-    events = conn.execute(
-        Q["session_input_events"], {"tenant_id": tenant_id, "session_id": session_id}
-    ).fetchall()
+    key = {"tenant_id": tenant_id, "session_id": session_id}
+    with tenant_scope(conn, tenant_id):
+        config = replace(config, embedder=reading_embedder(conn, config.embedder))
+        if row["status"] == "built" and row["build_version"] == config.build_version:
+            return BuildOutcome("unchanged", session_id)
+        events = conn.execute(Q["session_input_events"], key).fetchall()
     session = _session_input(row, events)
     extraction = config.extractor.extract(session)
     g = config.gates
@@ -119,20 +137,45 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         max_items=g.max_items,
     )
     items = _stamped(gated.items, session)
-    vectors = config.embedder.embed(
-        [
-            entry_text(
-                i.statement,
-                owner_id=i.owner_id,
-                valid_from=i.valid_from,
-                kind=i.kind,
-                fields=i.fields,
-            )
-            for i in items
-        ]
-    )
-    if len(vectors) != len(items):
-        raise ValueError(f"embedder returned {len(vectors)} vectors for {len(items)} texts")
+    texts = [
+        entry_text(i.statement, owner_id=i.owner_id, valid_from=i.valid_from, kind=i.kind,
+                   fields=i.fields)
+        for i in items
+    ]  # fmt: skip
+    vectors = _embedded(config.embedder, texts)
+    with tenant_scope(conn, tenant_id):
+        locked = conn.execute(Q["lock_session"], key).fetchone()
+        if locked is None:  # held by a writer that is not a builder (retention, an edit)
+            return BuildOutcome("busy", session_id)
+        # the model the database reads, held until this build commits (no switch meanwhile)
+        writing = writing_embedder(conn, config.embedder)
+        if writing.model != config.embedder.model:  # a re-embed switched models meanwhile
+            config = replace(config, embedder=writing)
+            vectors = _embedded(writing, texts)
+        if locked["status"] == "built" and locked["build_version"] == config.build_version:
+            return BuildOutcome("unchanged", session_id)
+        return _write(conn, locked, config, now, events, extraction, gated.dropped, items, vectors)
+
+
+def _embedded(embedder: Embedder, texts: list[str]) -> Any:
+    vectors = embedder.embed(texts)
+    if len(vectors) != len(texts):
+        raise ValueError(f"embedder returned {len(vectors)} vectors for {len(texts)} texts")
+    return vectors
+
+
+def _write(
+    conn: Conn,
+    row: dict[str, Any],
+    config: BuildConfig,
+    now: datetime,
+    events: Sequence[dict[str, Any]],
+    extraction: Extraction,
+    dropped: Mapping[str, int],
+    items: list[Extracted],
+    vectors: Any,
+) -> BuildOutcome:
+    tenant_id, session_id = row["tenant_id"], row["id"]
     by_id = {e["id"]: e for e in events}
     base = {"tenant_id": tenant_id, "session_id": session_id, "now": now}
     announce_entry_changes(conn)
@@ -144,7 +187,7 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         "extractor": extraction.extractor,
         "extractor_version": extraction.version,
         "items": len(items),
-        "dropped": gated.dropped,
+        "dropped": dropped,
     }
     conn.execute(
         Q["mark_built"],
@@ -155,9 +198,7 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
             "stats": Jsonb(stats),
         },
     )
-    return BuildOutcome(
-        "built", session_id, entries, dict(gated.dropped), extraction.fallback_reason
-    )
+    return BuildOutcome("built", session_id, entries, dict(dropped), extraction.fallback_reason)
 
 
 def _session_input(row: dict[str, Any], events: Sequence[dict[str, Any]]) -> SessionInput:

@@ -4,8 +4,14 @@ SELECT * FROM memory_sessions
  WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s
    FOR UPDATE SKIP LOCKED;
 
--- name: session_exists
-SELECT status FROM memory_sessions WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s;
+-- name: claim_build
+-- One builder per session, for the whole build (its two transactions and the extraction
+-- between them): a session-level advisory lock on the tenant and session.
+SELECT pg_try_advisory_lock(hashtextextended(%(tenant_id)s || '/' || %(session_id)s, 0))
+       AS claimed;
+
+-- name: release_build
+SELECT pg_advisory_unlock(hashtextextended(%(tenant_id)s || '/' || %(session_id)s, 0));
 
 -- name: session_exists_row
 SELECT * FROM memory_sessions WHERE tenant_id = %(tenant_id)s AND id = %(session_id)s;

@@ -89,8 +89,7 @@ def _build_all(
 ) -> float:
     t = time.perf_counter()
     for tenant, sid in pending:
-        with conn.transaction():
-            build_session(conn, tenant, sid, config, now=now)
+        build_session(conn, tenant, sid, config, now=now)
     return len(pending) / (time.perf_counter() - t)
 
 

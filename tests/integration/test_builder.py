@@ -10,6 +10,7 @@ with the heuristic extractor and the deterministic hash embedder.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -616,6 +617,50 @@ def test_session_locked_by_another_builder_is_busy(fresh_db_url: str) -> None:
         assert build_session(a, tenant, session_id, hash_config(), now=NOW).status == "built"
     with connect(fresh_db_url) as c:
         assert session_row(c, tenant, session_id)["status"] == "built"
+
+
+class Waiting:
+    """The heuristic extractor, which first waits for ``go`` (an LLM call taking its time)."""
+
+    name, version = "heuristic", HeuristicExtractor.version
+
+    def __init__(self) -> None:
+        self.inner = HeuristicExtractor()
+        self.started, self.go = threading.Event(), threading.Event()
+
+    def extract(self, session: SessionInput) -> Extraction:
+        self.started.set()
+        assert self.go.wait(30)
+        return self.inner.extract(session)
+
+
+def test_a_build_holds_no_transaction_or_lock_while_it_extracts(fresh_db_url: str) -> None:
+    tenant = new_tenant()
+    slow = Waiting()
+    with (
+        connect(fresh_db_url, autocommit=True) as a,
+        connect(fresh_db_url, autocommit=True) as b,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        session_id = ingest_sample(a, tenant)[0]["id"]
+        config = dataclasses.replace(hash_config(), extractor=slow)
+        build = pool.submit(build_session, a, tenant, session_id, config, now=NOW)
+        assert slow.started.wait(30)
+        state = b.execute(
+            "SELECT state FROM pg_stat_activity WHERE pid = %s", [a.info.backend_pid]
+        ).fetchone()
+        assert state == {"state": "idle"}  # not "idle in transaction"
+        with b.transaction():  # the session's row is free
+            b.execute(
+                "SELECT id FROM memory_sessions WHERE tenant_id = %s AND id = %s FOR UPDATE NOWAIT",
+                [tenant, session_id],
+            )
+        # a second builder of the same session is kept out
+        assert build_session(b, tenant, session_id, hash_config(), now=NOW).status == "busy"
+        slow.go.set()
+        assert build.result(timeout=30).status == "built"
+        # and once the build is done, the session is free to build again (nothing to do)
+        assert build_session(b, tenant, session_id, hash_config(), now=NOW).status == "unchanged"
 
 
 def test_concurrent_changes_of_an_entry_each_see_the_one_before(fresh_db_url: str) -> None:
