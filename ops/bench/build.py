@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +40,8 @@ class BuildFigures:
     embed_sentences_per_s: float
     write_sessions_per_s: float  # build_session with a constant vector: DB + extract + write
     e2e_sessions_per_s: float  # build_session with the configured embedder
+    builders: int
+    e2e_parallel_sessions_per_s: float  # the same, `builders` at once (as the worker builds)
     items_per_session: float
     peak_rss_mib: float
 
@@ -93,13 +96,41 @@ def _build_all(
     return len(pending) / (time.perf_counter() - t)
 
 
+def _build_at_once(
+    connect: Callable[[], Conn],
+    pending: list[tuple[str, int]],
+    config: BuildConfig,
+    now: datetime,
+    builders: int,
+) -> float:
+    """Sessions/s of ``builders`` threads building ``pending`` at once, each on its own
+    connection (as ``memledger worker --threads`` does)."""
+
+    def build(share: list[tuple[str, int]]) -> None:
+        with connect() as conn:
+            _build_all(conn, share, config, now)
+
+    t = time.perf_counter()
+    with ThreadPoolExecutor(builders) as pool:
+        list(pool.map(build, [pending[k::builders] for k in range(builders)]))
+    return len(pending) / (time.perf_counter() - t)
+
+
 def run_build(
-    conn: Conn, config: BuildConfig, embedder: Embedder, *, sessions: int, now: datetime
+    conn: Conn,
+    connect: Callable[[], Conn],
+    config: BuildConfig,
+    embedder: Embedder,
+    *,
+    sessions: int,
+    builders: int,
+    now: datetime,
 ) -> BuildFigures:
-    for tenant in ("bench-write", "bench-e2e"):
+    tenants = ("bench-write", "bench-e2e", "bench-e2e-parallel")
+    for tenant in tenants:
         load_sessions(conn, tenant, sessions, now)
-    pending = sessions_to_build(conn, now=now, limit=2 * sessions)
-    write, e2e = ([p for p in pending if p[0] == t] for t in ("bench-write", "bench-e2e"))
+    pending = sessions_to_build(conn, now=now, limit=len(tenants) * sessions)
+    write, e2e, parallel = ([p for p in pending if p[0] == t] for t in tenants)
     inputs = [load_session_input(conn, tenant, sid) for tenant, sid in write]
     t = time.perf_counter()
     kept = [apply_gates(config.extractor.extract(s), s).items for s in inputs]
@@ -111,6 +142,7 @@ def run_build(
     constant = ConstantEmbedder(embedder.model, embedder.dim)
     write_rate = _build_all(conn, write, BuildConfig(config.extractor, constant, config.gates), now)
     e2e_rate = _build_all(conn, e2e, config, now)
+    parallel_rate = _build_at_once(connect, parallel, config, now, builders)
     n = len(write)
     return BuildFigures(
         n,
@@ -119,6 +151,8 @@ def run_build(
         len(texts) / embed_s,
         write_rate,
         e2e_rate,
+        builders,
+        parallel_rate,
         sum(map(len, kept)) / max(n, 1),
         peak_rss_mib(),
     )

@@ -82,7 +82,8 @@ def bench_ingest(ctx: Context, events: int, batch_size: int, channels: int, writ
 @pass_ctx
 def bench_build(ctx: Context, sessions: int) -> None:
     """Sessions/s of the heuristic extractor (no embeddings), embedding sentences/s, and
-    end-to-end sessions/s of build_session with the configured embedder."""
+    end-to-end sessions/s of build_session with the configured embedder: one builder,
+    then MEMLEDGER_WORKER_THREADS builders at once."""
 
     s = ctx.settings
     config = make_build_config(s)
@@ -91,7 +92,15 @@ def bench_build(ctx: Context, sessions: int) -> None:
         scratch_database(urls.database_url) as url,
         bench_conn(url) as conn,
     ):
-        f = run_build(conn, config, config.embedder, sessions=sessions, now=wall_clock())
+        f = run_build(
+            conn,
+            lambda: bench_conn(url),
+            config,
+            config.embedder,
+            sessions=sessions,
+            builders=s.worker_threads,
+            now=wall_clock(),
+        )
     click.echo(
         f"build: {f.sessions} sessions ({f.events_per_session:.1f} events, "
         f"{f.items_per_session:.1f} items each)\n"
@@ -101,7 +110,8 @@ def bench_build(ctx: Context, sessions: int) -> None:
         f"  build without embedding (DB read + extract + write): "
         f"{f.write_sessions_per_s:,.1f} sessions/s\n"
         f"  end to end (DB read + extract + embed + write): "
-        f"{f.e2e_sessions_per_s:,.1f} sessions/s\n"
+        f"{f.e2e_sessions_per_s:,.1f} sessions/s; {f.builders} builders at once (as the "
+        f"worker's threads): {f.e2e_parallel_sessions_per_s:,.1f} sessions/s\n"
         f"  peak RSS {f.peak_rss_mib:.0f} MiB"
     )
 
