@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 from ledger.db import Conn
 from ledger.errors import Unavailable
@@ -57,11 +56,6 @@ class Embedders:
                 )
             embedder = self._built.setdefault(model, made)
         return embedder
-
-    def __getattr__(self, name: str) -> Any:  # load(), check() and the like: the configured's
-        if name == "configured":  # not set yet (a copy being made)
-            raise AttributeError(name)
-        return getattr(self.configured, name)
 
 
 def embedder_for(embedder: Embedder, model: str) -> Embedder:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from observations.embed_models import Embedders
 from ops.settings import InvalidSettings, load_settings
 from ops.wiring import make_embedder_from
 
@@ -132,4 +133,6 @@ def test_the_openai_embedder_takes_the_batch_size_setting(monkeypatch: pytest.Mo
     monkeypatch.setenv("MEMLEDGER_EMBEDDER", "openai")
     monkeypatch.setenv("MEMLEDGER_EMBED_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("MEMLEDGER_EMBED_BATCH_SIZE", "16")
-    assert make_embedder_from(load_settings()).batch_size == 16  # type: ignore[attr-defined]
+    embedders = make_embedder_from(load_settings())
+    assert isinstance(embedders, Embedders)
+    assert embedders.configured.batch_size == 16  # type: ignore[attr-defined]
