@@ -1,11 +1,12 @@
-"""Builds a closed session into observations, entries, links and history — one transaction.
+"""Builds a closed session into observations, entries, links and history, written in one
+transaction (the extraction before it runs outside any).
 
 ``build_session`` is idempotent: a session already built with the same build version is
 left as it is. A new build version replaces the session's observations and updates its
 entries in place, each change written to the entry history. Entries someone edited or
 deleted (through the API) are left as they are: a rebuild neither rewrites nor revives
 them. Entries merged into, or superseded by, an entry the rebuild deletes get back the
-status they had (their own sessions still say them). A session locked by another builder
+status they had (their own sessions still say them). A session another builder is building
 is skipped (``BuildOutcome.busy``), so no session is built twice at once.
 """
 
@@ -121,8 +122,9 @@ def build_session(
 def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) -> BuildOutcome:
     tenant_id, session_id = row["tenant_id"], row["id"]
     key = {"tenant_id": tenant_id, "session_id": session_id}
+    embedders = config.embedder  # the configured one, which builds the others
     with tenant_scope(conn, tenant_id):
-        config = replace(config, embedder=reading_embedder(conn, config.embedder))
+        config = replace(config, embedder=reading_embedder(conn, embedders))
         if row["status"] == "built" and row["build_version"] == config.build_version:
             return BuildOutcome("unchanged", session_id)
         events = conn.execute(Q["session_input_events"], key).fetchall()
@@ -148,7 +150,7 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         if locked is None:  # held by a writer that is not a builder (retention, an edit)
             return BuildOutcome("busy", session_id)
         # the model the database reads, held until this build commits (no switch meanwhile)
-        writing = writing_embedder(conn, config.embedder)
+        writing = writing_embedder(conn, embedders)
         if writing.model != config.embedder.model:  # a re-embed switched models meanwhile
             config = replace(config, embedder=writing)
             vectors = _embedded(writing, texts)

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from observations.extract.heuristic import HeuristicExtractor
 from observations.reembed import NoReembed, ReembedInProgress, begin, cancel, step, switch
 from ops.usecases.reembed import run
 from retrieval.search import Scope, search
-from tests.integration.test_builder import NOW, build_all, ingest_sample, new_tenant
+from tests.integration.test_builder import NOW, Waiting, build_all, ingest_sample, new_tenant
 
 OLD, NEW = HashEmbedder(64), HashEmbedder(32)
 QUESTION = "what kind of seats does Maya prefer when she flies"
@@ -238,6 +239,34 @@ def test_entries_written_during_the_walk_are_embedded_at_the_switch(conn_fresh: 
     assert {r["v"] for r in versions} == {f"heuristic-{HeuristicExtractor.version}+{NEW.model}"}
     # a build with the new model finds the session built as it would build it
     assert build_session(conn, tenant, session_id, config, now=later).status == "unchanged"
+
+
+def test_a_build_whose_extraction_spans_a_switch_writes_the_new_model(
+    fresh_db_url: str,
+) -> None:
+    with connect(fresh_db_url, autocommit=True) as conn, ThreadPoolExecutor(1) as pool:
+        (tenant,) = built_store(conn, tenants=1)
+        late = [
+            {"external_id": "late-1", "channel_id": "late", "actor_id": "maya",
+             "actor_name": "Maya Chen", "role": "user",
+             "content": "I adopted a cat named Miso last week.",
+             "occurred_at": (NOW + timedelta(days=30)).isoformat()},
+        ]  # fmt: skip
+        append(conn, tenant, late, now=NOW + timedelta(days=30))
+        ((_, session_id),) = sweep_idle(conn, now=NOW + timedelta(days=31), tenant_id=tenant)
+        slow = Waiting()
+        with connect(fresh_db_url, autocommit=True) as builder:
+            # configured with NEW, the process reads OLD when the build starts
+            config = BuildConfig(slow, embedders(NEW))
+            build = pool.submit(build_session, builder, tenant, session_id, config, now=NOW)
+            assert slow.started.wait(30)
+            begin(conn, NEW.model, missing_only=False, now=NOW)
+            while step(conn, NEW, batch=50, now=NOW):
+                pass
+            switch(conn, NEW, now=NOW)  # while the build extracts: it holds no lock yet
+            slow.go.set()
+            assert build.result(timeout=30).status == "built"
+        assert_stored_in(conn, NEW)
 
 
 def test_one_reembed_at_a_time_and_a_cancel_drops_its_vectors(conn_fresh: Conn) -> None:
