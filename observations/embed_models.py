@@ -49,8 +49,9 @@ class Embedders:
             made = self._make(model)
             if made is None or made.model != model:
                 raise EmbeddingModelUnavailable(
-                    "the database reads vectors of a model this process cannot compute; "
-                    "configure that embedder, or re-embed into the configured one",
+                    "this process cannot compute vectors of that model: configure its "
+                    "embedder (MEMLEDGER_EMBEDDER, _EMBED_LOCAL_MODEL, _EMBED_MODEL), or "
+                    "re-embed the database into the configured one",
                     model=model,
                     configured=self.configured.model,
                 )
@@ -65,7 +66,9 @@ def embedder_for(embedder: Embedder, model: str) -> Embedder:
     find = getattr(embedder, "for_model", None)
     if find is None:
         raise EmbeddingModelUnavailable(
-            "the database reads vectors of another model", model=model, configured=embedder.model
+            "this embedder cannot compute vectors of another model",
+            model=model,
+            configured=embedder.model,
         )
     found: Embedder = find(model)
     return found
