@@ -6,7 +6,7 @@ scope:
   ranked exactly over its rows (complete); a large one goes through the HNSW index with
   iterative scans, where the filter passes often enough to fill ``limit``. Small means
   below ``exact_scope_cap`` or below the size where the two paths cost the same, which
-  grows with the square root of the table (≈ 10,000 entries at 1M). Vectors are halfvec,
+  grows with the square root of the table (≈ 13,000 entries at 1M). Vectors are halfvec,
   compared as ``halfvec(dim)`` of the embedder's model; the HNSW index holds the active
   entries only, so a large scope with history takes its active entries from the index
   and ranks its other entries exactly.
