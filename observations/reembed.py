@@ -74,6 +74,14 @@ def begin(conn: Conn, model: str, *, missing_only: bool, now: datetime) -> tuple
     return job, True
 
 
+def under_way(conn: Conn) -> Job | None:
+    """The re-embed under way, if any (read only)."""
+    row = conn.execute(
+        "SELECT model, missing_only, after_id, done, started_at FROM memledger_reembed"
+    ).fetchone()
+    return _job(row) if row else None
+
+
 def remaining(conn: Conn, job: Job) -> int:
     """How many entries the walk has still to read."""
     row = conn.execute(Q["reembed_remaining"], job.params).fetchone()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import nullcontext
+from datetime import UTC
 from pathlib import Path
 
 import click
@@ -19,8 +20,9 @@ from ledger.store import (
     sweep_idle,
 )
 from observations.builder import list_entries
-from observations.embed_models import embedder_for
+from observations.embed_models import embedder_for, read_model
 from observations.reembed import cancel as reembed_cancel
+from observations.reembed import remaining, under_way
 from ops.cli.base import Context, pass_ctx, progress, table
 from ops.cli.readmodels import show_after_run
 from ops.cli.retrieval import context_bundle
@@ -286,6 +288,11 @@ def worker(ctx: Context, threads: int | None, schedule: bool, child_of: int | No
     "--rate", type=click.FloatRange(min=0, min_open=True), help="At most this many entries/s."
 )
 @click.option("--cancel", is_flag=True, help="Drop the re-embed under way and its vectors.")
+@click.option(
+    "--status",
+    is_flag=True,
+    help="Show the model reads use and any re-embed under way; change nothing.",
+)
 @pass_ctx
 def reembed_command(
     ctx: Context,
@@ -294,6 +301,7 @@ def reembed_command(
     batch: int,
     rate: float | None,
     cancel: bool,
+    status: bool,
 ) -> None:
     """Re-embed every stored entry (every tenant) into another model, then switch reads.
 
@@ -305,6 +313,9 @@ def reembed_command(
     with open_runtime(s) as rt:
         if cancel:
             click.echo(f"re-embed into {reembed_cancel(rt.conn)} cancelled")
+            return
+        if status:
+            print_reembed_status(rt)
             return
         embedder = embedder_for(make_embedder_from(s), model or configured_model(s))
         with progress(None, f"re-embed into {embedder.model}", "entry") as bar:
@@ -326,4 +337,20 @@ def reembed_command(
         f"{'resumed; ' if outcome.resumed else ''}{outcome.embedded} entries embedded, "
         f"{outcome.switched} moved; reads switched from "
         f"{outcome.previous_model or 'no recorded model'} to {outcome.model}"
+    )
+
+
+def print_reembed_status(rt: Runtime) -> None:
+    click.echo(f"reads: {read_model(rt.conn) or 'no recorded model'}")
+    click.echo(f"configured: {configured_model(rt.settings)}")
+    job = under_way(rt.conn)
+    if job is None:
+        click.echo("no re-embed under way")
+        return
+    left = remaining(rt.conn, job)
+    options = f"--model {job.model}" + (" --missing-only" if job.missing_only else "")
+    click.echo(
+        f"re-embed into {job.model} under way since "
+        f"{job.started_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC: {job.done} entries embedded, "
+        f"{left} to go; memledger reembed {options} resumes it"
     )

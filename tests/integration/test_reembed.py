@@ -129,6 +129,13 @@ def test_a_killed_reembed_resumes_and_reads_stay_on_the_old_model_until_the_swit
             slow.wait()
         done = _done(conn)
         assert 12 <= done < total  # killed mid-way, its batches kept
+        status = subprocess.run(
+            [memledger, "reembed", "--status"], env=env, capture_output=True, text=True,
+            timeout=60, check=True,
+        ).stdout  # fmt: skip
+        assert f"reads: {OLD.model}\n" in status
+        assert f"re-embed into {NEW.model} under way since " in status
+        assert f"{done} entries embedded, {total - done} to go" in status
         assert read_model(conn) == OLD.model and models(conn) == {OLD.model: total}
         for tenant in tenants:
             assert ask(conn, tenant, embedders()) == before[tenant]
