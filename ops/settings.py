@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     embed_local_model: Literal["all-MiniLM-L6-v2-q8", "all-MiniLM-L6-v2-int8"] = Field(
         default="all-MiniLM-L6-v2-q8",
         description="the local embedder's build: q8 (integer arithmetic, derived from the "
-        "shipped model at first use, about 2x faster) or int8 (the shipped int8-weight model, "
+        "shipped model at first use, 1.7x as fast) or int8 (the shipped int8-weight model, "
         "fp32 arithmetic); a database keeps reading the model its entries are in until "
         "`memledger reembed` switches it",
     )
