@@ -378,9 +378,9 @@ SELECT count(*) AS n
 
 -- name: reembed_next
 -- The next entries past the cursor, with what their embedded text is made of and the
--- digest of their vector now.
+-- digest of their vector now (of its binary form: 8 times cheaper than of its text).
 SELECT tenant_id, id, owner_id, kind, canonical_statement, fields, valid_from,
-       md5(embedding::text) AS digest
+       md5(halfvec_send(embedding)) AS digest
   FROM memory_entries
  WHERE id > %(after_id)s AND embedding IS NOT NULL
    AND NOT (%(missing_only)s AND embedding_model = %(model)s)
@@ -390,13 +390,13 @@ SELECT tenant_id, id, owner_id, kind, canonical_statement, fields, valid_from,
 -- name: reembed_stale
 -- Entries the switch must embed first: none in the target model yet, or rewritten since.
 SELECT e.tenant_id, e.id, e.owner_id, e.kind, e.canonical_statement, e.fields, e.valid_from,
-       md5(e.embedding::text) AS digest
+       md5(halfvec_send(e.embedding)) AS digest
   FROM memory_entries e
   LEFT JOIN memory_entry_vectors v
          ON v.tenant_id = e.tenant_id AND v.entry_id = e.id AND v.model = %(model)s
  WHERE e.embedding IS NOT NULL
    AND NOT (%(missing_only)s AND e.embedding_model = %(model)s)
-   AND (v.entry_id IS NULL OR v.source_digest <> md5(e.embedding::text))
+   AND (v.entry_id IS NULL OR v.source_digest <> md5(halfvec_send(e.embedding)))
  ORDER BY e.id;
 
 -- name: reembed_store

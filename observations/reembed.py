@@ -105,13 +105,12 @@ def step(conn: Conn, embedder: Embedder, *, batch: int, now: datetime) -> int:
 def switch(conn: Conn, embedder: Embedder, *, now: datetime) -> int:
     """Embed what the walk left (added or rewritten since it passed), move every vector
     into its entry and make ``embedder``'s model the read model, in one transaction; how
-    many entries it moved."""
+    many entries it moved. What the walk left is embedded once before the writers are
+    held off, so that under the lock only what changed meanwhile is."""
     with conn.transaction():
-        job = _current(conn, embedder)
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", [EMBEDDING_SWITCH_LOCK])
-        stale = conn.execute(Q["reembed_stale"], job.params).fetchall()
-        if stale:
-            _store(conn, embedder, stale)
+        _catch_up(conn, embedder)
+    with conn.transaction():
+        job = _catch_up(conn, embedder, locked=True)
         row = conn.execute(Q["reembed_switch"], {"model": job.model, "now": now}).fetchone()
         conn.execute(Q["reembed_finish"], {"model": job.model})
         return int(row["n"]) if row else 0
@@ -123,6 +122,18 @@ def cancel(conn: Conn) -> str:
     if row is None:
         raise NoReembed("no re-embed is under way")
     return str(row["model"])
+
+
+def _catch_up(conn: Conn, embedder: Embedder, *, locked: bool = False) -> Job:
+    """Embed the entries with no vector in the target model yet, or rewritten since theirs
+    was computed (with ``locked``, once the switch lock is held)."""
+    job = _current(conn, embedder)
+    if locked:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [EMBEDDING_SWITCH_LOCK])
+    stale = conn.execute(Q["reembed_stale"], job.params).fetchall()
+    if stale:
+        _store(conn, embedder, stale)
+    return job
 
 
 def _current(conn: Conn, embedder: Embedder) -> Job:
