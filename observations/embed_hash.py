@@ -21,6 +21,15 @@ _BIGRAM_WEIGHT = 0.5
 _TRIGRAM_WEIGHT = 0.25
 
 
+_NAME = re.compile(r"hash-v1-([1-9][0-9]{0,4})")
+
+
+def hash_embedder_named(model: str) -> HashEmbedder | None:
+    """The hash embedder whose model is called ``model`` (``hash-v1-<dim>``), if any."""
+    named = _NAME.fullmatch(model)
+    return HashEmbedder(int(named[1])) if named else None
+
+
 class HashEmbedder:
     """Signed feature hashing of words, word bigrams and character trigrams into `dim`
     buckets, L2-normalized. Texts sharing words score a higher cosine than unrelated

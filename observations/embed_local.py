@@ -5,7 +5,7 @@
 * ``all-MiniLM-L6-v2-q8``: the same weights with integer arithmetic (onnxruntime's dynamic
   quantization: per-channel int8 weights, activations quantized per run, MatMulInteger,
   which uses VNNI where the CPU has it) in every matrix product but the feed-forward
-  outputs, about 1.8× faster on one core. Its file is derived
+  outputs, 1.7× as fast per text on one core. Its file is derived
   from the shipped one (constant folding, then ``quantize_dynamic``), checked against its
   own pinned sha256 (the derivation is deterministic for the pinned onnx and onnxruntime),
   and kept in a cache directory when one is given. Its vectors differ from the first

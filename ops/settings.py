@@ -240,7 +240,7 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         )
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        settings = Settings(**values)
+        return Settings(**values)
     except ValidationError as exc:
         problems = "; ".join(
             (f"MEMLEDGER_{'_'.join(map(str, e['loc'])).upper()}: " if e["loc"] else "")
@@ -248,7 +248,6 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
             for e in exc.errors()
         )
         raise InvalidSettings(problems) from None
-    return settings
 
 
 def _check_names(environ: Mapping[str, str]) -> None:

@@ -5,7 +5,6 @@ what they run on from here and nowhere else."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from observations.embed import (
     make_embedder,
     with_query_cache,
 )
+from observations.embed_hash import hash_embedder_named
 from observations.embed_local import LOCAL_MODELS
 from observations.embed_models import Embedders, record_read_model
 from observations.extract.base import Extractor
@@ -133,8 +133,8 @@ def embedder_named(settings: Settings, model: str) -> Embedder | None:
             batch_size=settings.embed_batch_size,
             cache_dir=settings.home / "models",
         )
-    if (hashed := _HASH_MODEL.fullmatch(model)) is not None:
-        return make_embedder("hash", dim=int(hashed[1]))
+    if (hashed := hash_embedder_named(model)) is not None:
+        return hashed
     if settings.embedder == "openai" and model == settings.embed_model:
         return make_embedder(
             "openai",
@@ -145,9 +145,6 @@ def embedder_named(settings: Settings, model: str) -> Embedder | None:
             batch_size=settings.embed_batch_size,
         )
     return None
-
-
-_HASH_MODEL = re.compile(r"hash-v1-([1-9][0-9]{0,4})")
 
 
 def query_embedder_from(settings: Settings, embedder: Embedder) -> Embedder:

@@ -35,15 +35,15 @@ from psycopg import sql
 from ledger.db import Conn
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder
+from observations.embed_local import LOCAL_MODELS
 from retrieval.bm25 import rank as bm25_rank
 from retrieval.types import Candidate, Filters, Scope, SearchSettings
 
 Q = load_queries("retrieval")
-CURRENT = ("active",)
 WITH_HISTORY = ("active", "superseded", "merged", "archived")
-# Models with a partial HNSW index (ledger/migrations/0003_halfvec.sql and
+# The local models each have a partial HNSW index (ledger/migrations/0003_halfvec.sql and
 # 0004_embedding_models.sql, active entries only); others are always ranked exactly.
-INDEXED_MODELS = frozenset({"all-MiniLM-L6-v2-int8", "all-MiniLM-L6-v2-q8"})
+INDEXED_MODELS = frozenset(LOCAL_MODELS)
 _COLUMNS = sql.SQL(
     "id, kind, owner_type, owner_id, key, canonical_statement, valid_from, valid_to, status, "
     "confidence, importance, access_count, last_accessed_at, source_session_id, "
@@ -75,10 +75,9 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     # (a parameter would match it only in a custom plan).
     status = "status = ANY(%(statuses)s)" if filters.history else "status = 'active'"
     conds: list[sql.Composable] = [sql.SQL("tenant_id = %(tenant_id)s"), sql.SQL(status)]
-    params: dict[str, Any] = {
-        "tenant_id": scope.tenant_id,
-        "statuses": list(WITH_HISTORY if filters.history else CURRENT),
-    }
+    params: dict[str, Any] = {"tenant_id": scope.tenant_id}
+    if filters.history:
+        params["statuses"] = list(WITH_HISTORY)
     owners = []
     if scope.user_id is not None:
         owners += [

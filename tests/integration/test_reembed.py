@@ -29,6 +29,7 @@ from ledger.db import Conn, connect
 from observations.builder import BuildConfig, build_session
 from observations.edits import edit_entry
 from observations.embed import Embedder, HashEmbedder, Vectors, stored_entry_text
+from observations.embed_hash import hash_embedder_named
 from observations.embed_models import (
     Embedders,
     EmbeddingModelUnavailable,
@@ -53,13 +54,8 @@ def conn_fresh(fresh_db_url: str) -> Iterator[Conn]:
         yield conn
 
 
-def hash_models(model: str) -> Embedder | None:
-    dim = model.removeprefix("hash-v1-")
-    return HashEmbedder(int(dim)) if dim.isdigit() else None
-
-
 def embedders(configured: Embedder = OLD) -> Embedders:
-    return Embedders(configured, hash_models)
+    return Embedders(configured, hash_embedder_named)
 
 
 def built_store(conn: Conn, tenants: int = 2) -> list[str]:
