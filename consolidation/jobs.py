@@ -21,6 +21,7 @@ from consolidation.merge import DEFAULT_THRESHOLD
 from consolidation.owners import Walk
 from ledger.db import Conn
 from ledger.errors import NotFound
+from materializers.skills import SkillPolicy
 
 Stats = dict[str, Any]
 
@@ -40,6 +41,7 @@ class ConsolidationConfig:
     walk: Walk = field(default_factory=Walk)
     decay_page: int = 5000
     enqueue: Enqueue | None = None  # queues builds for the sweep; None: only count them
+    skills: SkillPolicy = field(default_factory=SkillPolicy)  # for the read models' resync
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +84,9 @@ def _decay(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
 
 
 def _resync(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
-    return ledger_jobs.resync(conn, scope.tenant_id, now=scope.now, full=scope.full)
+    return ledger_jobs.resync(
+        conn, scope.tenant_id, now=scope.now, full=scope.full, policy=config.skills
+    )
 
 
 def _sweep(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:

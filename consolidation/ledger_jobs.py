@@ -13,11 +13,13 @@ from ledger.sqlfile import load_queries
 from ledger.store import sweep_idle
 from materializers.runner import CONSUMER as READ_MODELS
 from materializers.runner import project, rebuild
+from materializers.skills import SkillPolicy
 from observations.outbox import HandOver, QueueUnavailable, hand_over
 from observations.outbox import Send as Enqueue
 
 log = structlog.get_logger(__name__)
 Q = load_queries("consolidation")
+_NO_POLICY = SkillPolicy()  # every skill proposal waits for a reviewer
 REQUEUE_LIMIT = 10_000  # builds handed to the queue per sweep at most
 REQUEUE_PER_TENANT = 1000  # and of one tenant
 IDEMPOTENCY_KEYS_KEPT = timedelta(days=1)  # a memory write's key answers retries this long
@@ -105,12 +107,19 @@ def retention(
     return dict(totals)
 
 
-def resync(conn: Conn, tenant_id: str | None, *, now: datetime, full: bool) -> dict[str, int]:
+def resync(
+    conn: Conn,
+    tenant_id: str | None,
+    *,
+    now: datetime,
+    full: bool,
+    policy: SkillPolicy = _NO_POLICY,
+) -> dict[str, int]:
     """Bring the read models up to date where entries changed (the checkpointed runner);
     a full pass rebuilds them from entries alone."""
     totals = Counter(dict.fromkeys(RESYNC_STATS, 0))
     if full:
-        results = rebuild(conn, tenant_id, "all", now=now)
+        results = rebuild(conn, tenant_id, "all", now=now, policy=policy)
     else:
         params = {
             "tenant_id": tenant_id,
@@ -119,7 +128,7 @@ def resync(conn: Conn, tenant_id: str | None, *, now: datetime, full: bool) -> d
             "all_actors": True,
         }
         behind = [r["tenant_id"] for r in conn.execute(Q["history_tenants_behind"], params)]
-        results = [project(conn, t, now=now) for t in behind]
+        results = [project(conn, t, now=now, policy=policy) for t in behind]
     for stats in results:
         totals["tenants"] += 1
         totals["changes"] += stats.changes

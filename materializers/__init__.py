@@ -18,7 +18,7 @@ from materializers.api import (
 from materializers.facts import EntryFact
 from materializers.profile import Conflict, ProfileRow, fold_profile, profile_rows
 from materializers.runner import ProjectStats, UnknownReadModel, checkpoint, project, rebuild
-from materializers.skills import SkillRow, fold_skill, reconcile_skill, skill_rows
+from materializers.skills import SkillPolicy, SkillRow, fold_skill, reconcile_skill, skill_rows
 from observations.changes import announce_entry_changes, change_horizon
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "ProfileRow",
     "ProjectStats",
     "SkillNotFound",
+    "SkillPolicy",
     "SkillProposal",
     "SkillRow",
     "UnknownReadModel",

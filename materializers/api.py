@@ -43,8 +43,11 @@ class SkillProposal:
     steps: tuple[Json, ...]
     failures: tuple[Json, ...]
     applies_to: tuple[str, ...]
-    evidence_count: int
+    evidence_count: int  # independent successes: sessions it worked in
     source_entry_ids: tuple[int, ...]
+    failure_count: int  # sessions the procedure itself failed in
+    successes_since_failure: int
+    last_failure_at: datetime | None
     status: str
     reviewed_by: str | None
     reviewed_at: datetime | None

@@ -101,32 +101,54 @@ DELETE FROM skill_proposal WHERE tenant_id = %(tenant_id)s AND id = ANY (%(ids)s
 -- is (updated_at too). Review columns are never touched here.
 UPDATE skill_proposal AS s
    SET goal = r.goal, steps = r.steps, failures = r.failures, applies_to = r.applies_to,
-       evidence_count = r.evidence_count, source_entry_ids = r.ids, updated_at = %(now)s
+       evidence_count = r.evidence_count, source_entry_ids = r.ids,
+       failure_count = r.failure_count, successes_since_failure = r.successes_since_failure,
+       last_failure_at = r.last_failure_at, updated_at = %(now)s
   FROM (SELECT r.*, ARRAY(SELECT jsonb_array_elements_text(r.source_entry_ids)::bigint) AS ids
           FROM jsonb_to_recordset(%(rows)s) AS r(skill_key text, goal text, steps jsonb,
                failures jsonb, applies_to jsonb, evidence_count integer,
-               source_entry_ids jsonb)) AS r
+               source_entry_ids jsonb, failure_count integer,
+               successes_since_failure integer, last_failure_at timestamptz)) AS r
  WHERE s.tenant_id = %(tenant_id)s AND s.agent_id = %(agent_id)s AND s.skill_key = r.skill_key
-   AND (s.goal, s.steps, s.failures, s.applies_to, s.evidence_count, s.source_entry_ids)
-       IS DISTINCT FROM (r.goal, r.steps, r.failures, r.applies_to, r.evidence_count, r.ids)
+   AND (s.goal, s.steps, s.failures, s.applies_to, s.evidence_count, s.source_entry_ids,
+        s.failure_count, s.successes_since_failure, s.last_failure_at)
+       IS DISTINCT FROM (r.goal, r.steps, r.failures, r.applies_to, r.evidence_count, r.ids,
+        r.failure_count, r.successes_since_failure, r.last_failure_at)
 RETURNING s.id;
 
 -- name: insert_skill_rows
--- %(rows)s: a JSON array of rows of skills new to the agent. Every row an INSERT is given
+-- %(rows)s: a JSON array of rows of skills new to the agent, in the order their ids are
+-- to be taken. Every row an INSERT is given
 -- takes an id, so only new skills come here and recomputing uses up no ids. Runs for a
 -- tenant hold its checkpoint lock, so no other run inserts the same skill meanwhile.
 INSERT INTO skill_proposal
        (tenant_id, agent_id, skill_key, goal, steps, failures, applies_to, evidence_count,
-        source_entry_ids, created_at, updated_at)
+        source_entry_ids, failure_count, successes_since_failure, last_failure_at,
+        created_at, updated_at)
 SELECT %(tenant_id)s, %(agent_id)s, r.skill_key, r.goal, r.steps, r.failures, r.applies_to,
        r.evidence_count, ARRAY(SELECT jsonb_array_elements_text(r.source_entry_ids)::bigint),
-       %(now)s, %(now)s
-  FROM jsonb_to_recordset(%(rows)s) AS r(skill_key text, goal text, steps jsonb,
-       failures jsonb, applies_to jsonb, evidence_count integer, source_entry_ids jsonb)
+       r.failure_count, r.successes_since_failure, r.last_failure_at, %(now)s, %(now)s
+  FROM ROWS FROM (jsonb_to_recordset(%(rows)s) AS (skill_key text, goal text,
+       steps jsonb, failures jsonb, applies_to jsonb, evidence_count integer,
+       source_entry_ids jsonb, failure_count integer, successes_since_failure integer,
+       last_failure_at timestamptz)) WITH ORDINALITY AS r
+ ORDER BY r.ordinality  -- ids in the order given
 RETURNING id;
 
+-- name: policy_review_skills
+-- The publication policy's decisions: %(publish)s ids become published by the policy,
+-- %(unpublish)s ids (published by the policy) go back to review.
+UPDATE skill_proposal
+   SET status = CASE WHEN id = ANY (%(publish)s) THEN 'published' ELSE 'proposed' END,
+       reviewed_by = CASE WHEN id = ANY (%(publish)s) THEN %(reviewer)s END,
+       reviewed_at = CASE WHEN id = ANY (%(publish)s) THEN %(now)s END,
+       review_reason = CASE WHEN id = ANY (%(publish)s) THEN %(reason)s END,
+       updated_at = %(now)s
+ WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s
+   AND id = ANY (%(publish)s || %(unpublish)s);
+
 -- name: skill_ids
-SELECT id, skill_key FROM skill_proposal
+SELECT id, skill_key, status, reviewed_by FROM skill_proposal
  WHERE tenant_id = %(tenant_id)s AND agent_id = %(agent_id)s;
 
 -- name: delete_stale_links

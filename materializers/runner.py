@@ -24,12 +24,14 @@ from ledger.db import Conn, tenant_scope
 from ledger.errors import NotFound
 from ledger.scope import check_id
 from ledger.sqlfile import load_queries
+from materializers.skills import SkillPolicy
 from materializers.sync import refresh_profile, refresh_skills
 from observations.changes import change_horizon
 from observations.changes import checkpoint as consumer_checkpoint
 
 Q = load_queries("materializers")
 CONSUMER = "read_models"
+_NO_POLICY = SkillPolicy()  # every proposal waits for a reviewer
 Model = Literal["all", "profile", "skills"]
 MODELS: tuple[Model, ...] = ("all", "profile", "skills")
 _OWNER_TYPES: dict[Model, list[str]] = {
@@ -55,8 +57,11 @@ class ProjectStats:
     position: int  # the checkpoint after the run
 
 
-def project(conn: Conn, tenant_id: str, *, now: datetime) -> ProjectStats:
-    """Apply the tenant's entry changes since the checkpoint; idempotent."""
+def project(
+    conn: Conn, tenant_id: str, *, now: datetime, policy: SkillPolicy = _NO_POLICY
+) -> ProjectStats:
+    """Apply the tenant's entry changes since the checkpoint; idempotent. ``policy``: when
+    a skill proposal is published without review."""
     horizon = change_horizon(conn, tenant_id)
     if horizon == 0:  # the tenant never had an entry: nothing to do, nothing to write
         return ProjectStats(tenant_id, 0, 0, 0, 0, 0)
@@ -66,14 +71,19 @@ def project(conn: Conn, tenant_id: str, *, now: datetime) -> ProjectStats:
             return ProjectStats(tenant_id, 0, 0, 0, 0, position)
         params = {"tenant_id": tenant_id, "after": position, "upto": horizon}
         changed = conn.execute(Q["owners_changed_counted"], params).fetchall()
-        counts = _refresh(conn, tenant_id, changed, "all", now)
+        counts = _refresh(conn, tenant_id, changed, "all", now, policy)
         _advance(conn, tenant_id, horizon, now)
     changes = sum(int(r["changes"]) for r in changed)
     return ProjectStats(tenant_id, changes, counts.owners, counts.profile, counts.skills, horizon)
 
 
 def rebuild(
-    conn: Conn, tenant_id: str | None, model: Model = "all", *, now: datetime
+    conn: Conn,
+    tenant_id: str | None,
+    model: Model = "all",
+    *,
+    now: datetime,
+    policy: SkillPolicy = _NO_POLICY,
 ) -> list[ProjectStats]:
     """Recompute ``model`` from entries alone for one tenant, or for every tenant (None)."""
     if model not in MODELS:
@@ -82,10 +92,12 @@ def rebuild(
         tenants = [r["tenant_id"] for r in conn.execute(Q["all_tenants"]).fetchall()]
     else:
         tenants = [check_id(tenant_id, "tenant_id")]
-    return [_rebuild_tenant(conn, t, model, now) for t in tenants]
+    return [_rebuild_tenant(conn, t, model, now, policy) for t in tenants]
 
 
-def _rebuild_tenant(conn: Conn, tenant_id: str, model: Model, now: datetime) -> ProjectStats:
+def _rebuild_tenant(
+    conn: Conn, tenant_id: str, model: Model, now: datetime, policy: SkillPolicy
+) -> ProjectStats:
     horizon = change_horizon(conn, tenant_id)
     with tenant_scope(conn, tenant_id):
         position = _lock_checkpoint(conn, tenant_id, now)
@@ -93,7 +105,7 @@ def _rebuild_tenant(conn: Conn, tenant_id: str, model: Model, now: datetime) -> 
         with conn.cursor(name="read_model_owners") as owners:
             owners.itersize = 500
             owners.execute(Q["read_model_owners"], params)
-            counts = _refresh(conn, tenant_id, owners, model, now)
+            counts = _refresh(conn, tenant_id, owners, model, now, policy)
         if model == "all":
             position = max(position, horizon)
             _advance(conn, tenant_id, position, now)
@@ -113,6 +125,7 @@ def _refresh(
     owners: Iterable[Mapping[str, Any]],
     model: Model,
     now: datetime,
+    policy: SkillPolicy,
 ) -> _Counts:
     """Recompute the rows of each user/agent in ``owners`` (other owners have none)."""
     counts = _Counts()
@@ -121,7 +134,7 @@ def _refresh(
         if kind == "user" and model in ("all", "profile"):
             counts.profile += refresh_profile(conn, tenant_id, owner_id, now=now)
         elif kind == "agent" and model in ("all", "skills"):
-            counts.skills += refresh_skills(conn, tenant_id, owner_id, now=now)
+            counts.skills += refresh_skills(conn, tenant_id, owner_id, now=now, policy=policy)
         else:
             continue
         counts.owners += 1

@@ -20,10 +20,19 @@ from ledger.db import Conn
 from ledger.sqlfile import load_queries
 from materializers.facts import EntryFact
 from materializers.profile import ProfileRow, profile_rows
-from materializers.skills import AGENT_EXPERIENCE, SkillRow, reconcile_skill, skill_rows
+from materializers.skills import (
+    AGENT_EXPERIENCE,
+    POLICY_REVIEWER,
+    SkillPolicy,
+    SkillRow,
+    policy_review,
+    reconcile_skill,
+    skill_rows,
+)
 from observations.entry import PROFILE_KINDS
 
 Q = load_queries("materializers")
+_NO_POLICY = SkillPolicy()
 
 
 def _entries(
@@ -82,8 +91,16 @@ def _profile_json(row: ProfileRow) -> dict[str, Any]:
     }
 
 
-def refresh_skills(conn: Conn, tenant_id: str, agent_id: str, *, now: datetime) -> int:
-    """Recompute an agent's skill proposals, keeping review state; rows written or deleted."""
+def refresh_skills(
+    conn: Conn,
+    tenant_id: str,
+    agent_id: str,
+    *,
+    now: datetime,
+    policy: SkillPolicy = _NO_POLICY,
+) -> int:
+    """Recompute an agent's skill proposals, keeping review state, then apply the
+    publication policy; returns how many rows were written, deleted or (un)published."""
     base = {"tenant_id": tenant_id, "agent_id": agent_id, "now": now}
     folded = skill_rows(_entries(conn, base, "agent", agent_id, [AGENT_EXPERIENCE]))
     stored = conn.execute(Q["agent_skills"], base).fetchall()
@@ -91,16 +108,40 @@ def refresh_skills(conn: Conn, tenant_id: str, agent_id: str, *, now: datetime) 
     have = {r["skill_key"] for r in stored}
     known = [_skill_json(r) for r in wanted if r.skill_key in have]
     changed = _write(conn, base, ("delete_skill_rows", "ids", gone), "update_skill_rows", known)
-    new = [_skill_json(r) for r in wanted if r.skill_key not in have]
+    # in the order the skills first appeared, so ids do not depend on when projections ran
+    fresh = sorted((r for r in wanted if r.skill_key not in have), key=lambda r: r.source_entry_ids)
+    new = [_skill_json(r) for r in fresh]
     if new:
         changed += len(
             conn.execute(Q["insert_skill_rows"], {**base, "rows": Jsonb(new)}).fetchall()
         )
-    ids = {r["skill_key"]: str(r["id"]) for r in conn.execute(Q["skill_ids"], base).fetchall()}
+    reviews = {r["skill_key"]: r for r in conn.execute(Q["skill_ids"], base).fetchall()}
+    ids = {key: str(r["id"]) for key, r in reviews.items()}
     links = [(e, ids[r.skill_key]) for r in wanted for e in r.source_entry_ids]
     row_ids = sorted({*ids.values(), *(str(i) for i in gone)})
     _sync_links(conn, base, "skill_proposal", row_ids, links)
-    return changed
+    return changed + _apply_policy(conn, base, wanted, reviews, policy)
+
+
+def _apply_policy(
+    conn: Conn,
+    base: Mapping[str, Any],
+    rows: Sequence[SkillRow],
+    reviews: Mapping[str, Mapping[str, Any]],
+    policy: SkillPolicy,
+) -> int:
+    decided: dict[str, list[int]] = {"published": [], "proposed": []}
+    for row in rows:
+        review = reviews[row.skill_key]
+        status = policy_review(row, review["status"], review["reviewed_by"], policy)
+        if status is not None:
+            decided[status].append(int(review["id"]))
+    if not any(decided.values()):
+        return 0
+    reason = f"{policy.auto_publish_after} independent successes, no failure since"
+    params = {**base, "publish": decided["published"], "unpublish": decided["proposed"],
+              "reviewer": POLICY_REVIEWER, "reason": reason}  # fmt: skip
+    return conn.execute(Q["policy_review_skills"], params).rowcount
 
 
 def plan_skills(
@@ -136,12 +177,17 @@ def stored_skill(row: Mapping[str, Any]) -> SkillRow:
         applies_to=tuple(row["applies_to"]),
         evidence_count=int(row["evidence_count"]),
         source_entry_ids=tuple(row["source_entry_ids"]),
+        failure_count=int(row["failure_count"]),
+        successes_since_failure=int(row["successes_since_failure"]),
+        last_failure_at=row["last_failure_at"],
     )
 
 
 def _skill_json(row: SkillRow) -> dict[str, Any]:
     data = asdict(row)
     del data["agent_id"]
+    failed = row.last_failure_at
+    data["last_failure_at"] = failed.astimezone(UTC).isoformat() if failed else None
     return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
 
 

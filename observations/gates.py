@@ -108,6 +108,7 @@ _PERSONAL = frozenset(
 _POSSESSIVE = re.compile(r"['’]s\b")
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+_SLOT = re.compile(r"\{[a-z_]+\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +120,9 @@ class GateResult:
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased words and numbers, split at apostrophes, possessive "'s" removed."""
-    return _WORD.findall(_POSSESSIVE.sub("", text.lower()))
+    """Lower-cased words and numbers, split at apostrophes, possessive "'s" removed; a
+    template's slots ("{city}") are no words."""
+    return _WORD.findall(_POSSESSIVE.sub("", _SLOT.sub(" ", text.lower())))
 
 
 @lru_cache(maxsize=1 << 16)

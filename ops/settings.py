@@ -109,6 +109,12 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(default=2, ge=0)
     llm_response_format: Literal["json_schema", "json_object"] = "json_schema"
     min_confidence: float = Field(default=0.7, ge=0, le=1)
+    skill_auto_publish_after: int = Field(
+        default=0,
+        ge=0,
+        description="publish a skill proposal without review after this many independent "
+        "successes with no failure since (0: never; every proposal waits for a reviewer)",
+    )
     build_backoff_seconds: float = Field(default=30, gt=0)
     build_max_attempts: int = Field(default=5, gt=0)
     worker_threads: int = Field(default=2, gt=0)

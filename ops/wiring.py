@@ -16,6 +16,7 @@ import structlog
 from consolidation import ConsolidationConfig, RetentionPolicy, Walk, supersede_at_build
 from consolidation.ledger_jobs import Enqueue
 from ledger.db import Conn, apply_schema, connect
+from materializers.skills import SkillPolicy
 from observations.builder import BuildConfig, GateConfig
 from observations.embed import (
     Embedder,
@@ -228,4 +229,9 @@ def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> Consoli
             lock_timeout=timedelta(seconds=s.consolidation_lock_timeout_seconds),
         ),
         enqueue=enqueue,
+        skills=make_skill_policy(s),
     )
+
+
+def make_skill_policy(settings: Settings) -> SkillPolicy:
+    return SkillPolicy(auto_publish_after=settings.skill_auto_publish_after)

@@ -3,6 +3,7 @@ session's recent messages, packed under a token budget (see :mod:`retrieval.bund
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,6 +39,9 @@ class ContextRequest:
     candidates: int = 40  # ranked entries offered to the memories and summaries sections
     filters: Filters = field(default_factory=Filters)
     owner_name: str | None = None
+    # with an agent: also offer the agent's skill proposals nobody has reviewed yet,
+    # marked so (published skills only, by default; rejected ones never)
+    unreviewed_skills: bool = False
 
 
 def build_context(
@@ -69,10 +73,13 @@ def build_context(
             profile = _profile(conn, scope.tenant_id, scope.user_id)
         skills: list[SkillItem] = []
         if scope.agent_id is not None:
-            published = list_skills(
-                conn, scope.tenant_id, agent_id=scope.agent_id, status="published"
-            )
-            skills = _skill_items(conn, scope, relevant_skills(published, request.query))
+            statuses = ("published", "proposed") if request.unreviewed_skills else ("published",)
+            offered = [
+                s
+                for status in statuses
+                for s in list_skills(conn, scope.tenant_id, agent_id=scope.agent_id, status=status)
+            ]
+            skills = _skill_items(conn, scope, relevant_skills(offered, request.query))
     return pack(
         profile=profile,
         memories=[MemoryItem.of(s) for s in ranked if s.candidate.kind != SESSION_SUMMARY],
@@ -108,11 +115,13 @@ def _by_confidence(row: dict[str, Any]) -> tuple[float, str]:
 
 
 def relevant_skills(skills: Sequence[SkillProposal], query: str) -> list[SkillProposal]:
-    """Skills sharing words with the query (goal, key, where it applies), most shared first."""
+    """Skills sharing words with the query (goal, key, the tools it applies to: "flight"
+    of ``flight_search``), most shared first, then the most evidence."""
     words = normalized_tokens(query)
     scored = []
     for skill in skills:
-        text = " ".join([skill.goal, skill.skill_key.replace("-", " "), *skill.applies_to])
+        text = " ".join([skill.goal, skill.skill_key, *skill.applies_to])
+        text = re.sub(r"[-_+]|\{[a-z_]+\}", " ", text)  # tool names' words, not slots
         overlap = len(words & normalized_tokens(text))
         if overlap:
             scored.append((-overlap, -skill.evidence_count, skill.id, skill))
@@ -137,6 +146,7 @@ def _skill_items(conn: Conn, scope: Scope, skills: list[SkillProposal]) -> list[
             goal=s.goal,
             steps=tuple(_step(step) for step in s.steps),
             evidence_count=s.evidence_count,
+            reviewed=s.status == "published",
             provenance=Provenance.of_entries(
                 [i for i in s.source_entry_ids if i in sources], sources
             ),

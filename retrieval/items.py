@@ -108,6 +108,7 @@ class SkillItem:
     steps: tuple[str, ...]
     evidence_count: int
     provenance: Provenance
+    reviewed: bool = True  # published by a reviewer or the policy; False: a proposal
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,6 +140,8 @@ def render_item(item: Item) -> str:
             steps = [f"  {n}. {step}" for n, step in enumerate(item.steps, 1)]
             plural = "" if item.evidence_count == 1 else "s"
             seen = f"evidence: {item.evidence_count} session{plural}"
+            if not item.reviewed:
+                seen += ", unreviewed"
             return "\n".join([f"- {item.goal} ({seen})", *steps])
         case RecentMessage():
             return f"[{_minute(item.occurred_at)}] {item.speaker}: {item.content}"

@@ -3,10 +3,15 @@
 A task starts at a user request and runs until the next user message that is itself a new
 request (a short follow-up such as "yes, try again" continues the task when more tool
 calls follow it; a short message before any tool call adds to the request). For every task
-with tool calls we record the goal (the request), the path that finally worked (the
-successful calls, in order), what failed (to avoid), where it applies (tools and named
-entities) and a skill key stable across sessions (see :mod:`observations.extract.keys`).
-Provenance is the request event(s) plus the tool_call/tool_result events of the task.
+with tool calls we record the goal (the request as a template), the path that finally
+worked (the successful calls, in order), what failed (to avoid), the tools it applies to,
+and the procedure's key: the tools of the path that worked, in order
+(``resy_search+resy_book``), the same for every user and session the agent repeats it in;
+a task where nothing worked is keyed by the tools it tried. An experience is shared by
+every user of its agent, so nothing of the one conversation is kept in it: people, dates,
+ids, amounts and the values of the calls become slots (:mod:`.procedures`). Provenance is
+the request event(s) plus the tool_call/tool_result events of the task: the particulars
+stay in the ledger, under the user's own events.
 """
 
 from __future__ import annotations
@@ -17,9 +22,15 @@ from typing import Any
 
 from observations.extract.base import AGENT_EXPERIENCE, Extracted, SessionEvent
 from observations.extract.dates import day_label
-from observations.extract.lexicon import QUESTION_WORDS
-from observations.extract.rewrite import render
-from observations.extract.text import content_words, names, singular, split_sentences
+from observations.extract.procedures import (
+    argument_values,
+    generalize,
+    generalize_args,
+    generalize_error,
+    strip_chat,
+)
+from observations.extract.rewrite import rewrite_persons
+from observations.extract.text import content_words, split_sentences
 from observations.extract.tools import ToolOutcome, pair_calls
 
 _POLITE = re.compile(
@@ -69,36 +80,37 @@ def _split_tasks(events: list[SessionEvent]) -> list[_Task]:
     return [t for t in tasks if any(e.role == "tool_call" for e in t.tool_events)]
 
 
-def goal_text(request: SessionEvent | None, agent: str) -> str:
-    """The request as an imperative, names for pronouns: "book Caroline a flight to Paris"."""
+def goal_text(
+    request: SessionEvent | None, values: dict[str, str], people: tuple[str, ...] = ()
+) -> str:
+    """The request as a template, said of "the user": "book a table for {party} {date} in
+    {city}", "put {title} on the user's calendar"."""
     if request is None:
         return ""
     sentences = split_sentences(request.content) or [request.content]
     chosen = next((s for s in sentences if len(content_words(s)) >= 2), sentences[0])
-    goal = _POLITE.sub("", chosen.strip()).rstrip("?!. ")
-    return render(goal, request.speaker, agent, request.occurred_at)[0]
+    goal = strip_chat(_POLITE.sub("", chosen.strip()).rstrip("?!. "))
+    goal = generalize(goal, anchor=request.occurred_at, values=values, people=people)
+    return rewrite_persons(goal, "the user", "the agent")
 
 
-def skill_key(goal: str, outcomes: list[ToolOutcome]) -> str:
-    """``<verb>-<object>`` of the goal ("book-flight"), else the tools used."""
-    tokens = re.findall(r"[A-Za-z][A-Za-z'’]*", goal)
-    if tokens:
-        verb = tokens[0].lower()
-        if verb in QUESTION_WORDS:
-            verb = "lookup"
-        nouns = [t for t in tokens[1:] if not t[0].isupper() and content_words(t)]
-        if nouns and verb.isalpha():
-            return f"{verb}-{singular(nouns[0].lower())}"
+def procedure_key(outcomes: list[ToolOutcome]) -> str:
+    """The tools of the path that worked, in order; without one, the tools tried."""
     tools = [o.call.tool for o in outcomes if o.ok] or [o.call.tool for o in outcomes]
-    return "tools:" + "+".join(dict.fromkeys(tools))
+    return "+".join(dict.fromkeys(tools))
 
 
-def _statement(task: _Task, agent: str, goal: str, outcomes: list[ToolOutcome]) -> str:
+def _statement(
+    task: _Task, agent: str, goal: str, outcomes: list[ToolOutcome], errors: list[str]
+) -> str:
     first = task.requests[0] if task.requests else task.tool_events[0]
     when = day_label(first.occurred_at.date())
-    asked = f"{first.speaker}'s request to {goal}" if task.requests and goal else "a task"
+    asked = f"a request to {goal}" if task.requests and goal else "a task"
     path = [o.call.tool for o in outcomes if o.ok]
-    failed = [f'{o.call.tool} ("{_quotable(o.error[:80])}")' for o in outcomes if not o.ok]
+    failed = [
+        f'{o.call.tool} ("{_quotable(error[:80])}")'
+        for o, error in zip([o for o in outcomes if not o.ok], errors, strict=True)
+    ]
     text = f"On {when}, {agent} handled {asked}"
     text += f": it worked by calling {' then '.join(path)}" if path else ": no tool call succeeded"
     if failed:
@@ -111,32 +123,37 @@ def _quotable(text: str) -> str:
     return text.replace('"', "'").replace("“", "'").replace("”", "'")
 
 
-def _fields(task: _Task, goal: str, key: str, outcomes: list[ToolOutcome]) -> dict[str, Any]:
+def _fields(
+    goal: str, key: str, outcomes: list[ToolOutcome], errors: list[str], said: str
+) -> dict[str, Any]:
+    """``said``: what the conversation's people said; a value of theirs is no constant."""
     tools = list(dict.fromkeys(o.call.tool for o in outcomes))
-    request_text = " ".join(r.content for r in task.requests)
     ok = [o for o in outcomes if o.ok]
+    failed = [o for o in outcomes if not o.ok]
     return {
         "goal": goal,
         "skill_key": key,
-        "path": [{"tool": o.call.tool, "args": dict(o.call.args)} for o in ok],
+        "path": [{"tool": o.call.tool, "args": generalize_args(o.call.args, said)} for o in ok],
         "failures": [
-            {"tool": o.call.tool, "args": dict(o.call.args), "error": o.error}
-            for o in outcomes
-            if not o.ok
+            {"tool": o.call.tool, "args": generalize_args(o.call.args, said), "error": error}
+            for o, error in zip(failed, errors, strict=True)
         ],
-        "applies_to": tools + [n for n in names(request_text) if n not in tools],
+        "applies_to": tools,
         "tools": tools,
         "outcome": "success" if outcomes[-1].ok else ("partial" if ok else "failure"),
-        "requested_by": task.requests[0].speaker if task.requests else None,
     }
 
 
-def _item(task: _Task, agent_fallback: str, taken: dict[str, int]) -> Extracted:
+def _item(
+    task: _Task, agent_fallback: str, taken: dict[str, int], people: tuple[str, ...], said: str
+) -> Extracted:
     agent_id = task.agent_id or agent_fallback
     agent = task.agent_name or agent_id
     outcomes = pair_calls(task.tool_events)
-    goal = goal_text(task.requests[0] if task.requests else None, agent)
-    key = skill_key(goal, outcomes)
+    values = argument_values(o.call.args for o in outcomes)
+    goal = goal_text(task.requests[0] if task.requests else None, values, people)
+    errors = [generalize_error(o.error, values) for o in outcomes if not o.ok]
+    key = procedure_key(outcomes)
     taken[key] = taken.get(key, 0) + 1
     suffix = f":{taken[key]}" if taken[key] > 1 else ""
     paired = {o.call.event.id for o in outcomes} | {o.result.id for o in outcomes if o.result}
@@ -146,12 +163,12 @@ def _item(task: _Task, agent_fallback: str, taken: dict[str, int]) -> Extracted:
         key=f"agent_experience:{key}{suffix}",
         owner_type="agent",
         owner_id=agent_id,
-        statement=_statement(task, agent, goal, outcomes),
+        statement=_statement(task, agent, goal, outcomes, errors),
         confidence=0.8 if any(o.ok for o in outcomes) else 0.6,
         importance=0.7,
         source_event_ids=tuple(sorted(set(sources))),
         valid_from=(task.requests or task.tool_events)[0].occurred_at,
-        fields=_fields(task, goal, key, outcomes),
+        fields=_fields(goal, key, outcomes, errors, said),
     )
 
 
@@ -162,4 +179,6 @@ def extract_experiences(events: list[SessionEvent]) -> list[Extracted]:
     assistants = [e.actor_id for e in events if e.role == "assistant"]
     fallback = assistants[0] if assistants else "agent"
     taken: dict[str, int] = {}
-    return [_item(task, fallback, taken) for task in _split_tasks(events)]
+    people = tuple(dict.fromkeys(e.actor_name for e in events if e.role == "user" and e.actor_name))
+    said = " ".join(e.content for e in events if e.role in ("user", "assistant"))
+    return [_item(task, fallback, taken, people, said) for task in _split_tasks(events)]

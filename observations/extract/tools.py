@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from observations.extract.base import SessionEvent
+from observations.extract.procedures import error_text
 
 _NAME_KEYS = ("tool", "tool_name", "name", "function")
 _ARGS_KEYS = ("args", "arguments", "input", "parameters")
@@ -55,7 +56,8 @@ class ToolOutcome:
 
     @property
     def error(self) -> str:
-        return self.result.content.strip()[:200] if self.result is not None else "no result"
+        """What went wrong, as text: the message of a JSON error body, else the result."""
+        return error_text(self.result.content)[:200] if self.result is not None else "no result"
 
 
 def _first(metadata: Mapping[str, Any], keys: Sequence[str]) -> Any:

@@ -78,6 +78,8 @@ class ContextIn(ScopeIn):
     query: Annotated[Text, Field(min_length=1, max_length=4000)]
     channel_id: UserId | None = None
     budget_tokens: int | None = Field(default=None, ge=50, le=100_000)
+    # with an agent_id: also offer skill proposals not reviewed yet, marked "unreviewed"
+    include_unreviewed_skills: bool = False
 
 
 class Provenance(BaseModel):
@@ -151,7 +153,10 @@ class SkillOut(BaseModel):
     steps: list[Any]
     failures: list[Any]
     applies_to: list[str]
-    evidence_count: int
+    evidence_count: int  # independent successes: the sessions the procedure worked in
+    failure_count: int  # the sessions it failed in
+    successes_since_failure: int
+    last_failure_at: datetime | None
     source_entry_ids: list[int]
     status: str
     reviewed_by: str | None

@@ -18,11 +18,13 @@ from materializers import (
 from materializers.api import STATUSES, Decision
 from materializers.runner import MODELS, Model
 from ops.cli.base import Context, pass_ctx, table
-from ops.wiring import Runtime, open_runtime, wall_clock
+from ops.wiring import Runtime, make_skill_policy, open_runtime, wall_clock
 from ops.worker.pipeline import project_read_models
 
 PROFILE_COLUMNS = ["key", "value", "confidence", "valid_from", "sources", "conflicts"]
-SKILL_COLUMNS = ["id", "agent", "skill_key", "status", "evidence", "steps", "avoid", "goal"]
+SKILL_COLUMNS = [
+    "id", "agent", "skill_key", "status", "evidence", "failed", "steps", "avoid", "goal",
+]  # fmt: skip
 _GOAL_WIDTH = 60
 
 
@@ -80,6 +82,7 @@ def _skill_cells(skill: SkillProposal) -> dict[str, Any]:
         "skill_key": skill.skill_key,
         "status": skill.status,
         "evidence": skill.evidence_count,
+        "failed": skill.failure_count,
         "steps": " → ".join(str(step.get("tool", "?")) for step in skill.steps),
         "avoid": ", ".join(dict.fromkeys(str(f.get("tool", "?")) for f in skill.failures)),
         "goal": goal,
@@ -120,7 +123,8 @@ def skills_review(
 def rebuild_command(ctx: Context, tenant_id: str | None, model: str) -> None:
     """Recompute read models from entries alone (skill reviews are kept)."""
     with open_runtime(ctx.settings) as rt:
-        results = rebuild(rt.conn, tenant_id, cast(Model, model), now=wall_clock())
+        policy = make_skill_policy(rt.settings)
+        results = rebuild(rt.conn, tenant_id, cast(Model, model), now=wall_clock(), policy=policy)
     for stats in results:
         click.echo(
             f"tenant {stats.tenant_id!r}: users/agents recomputed {stats.owners}, "

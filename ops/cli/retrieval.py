@@ -92,6 +92,11 @@ def search_command(
 @scope_options
 @click.option("--channel", help="Add the recent messages of this channel's open session.")
 @click.option("--budget", type=click.IntRange(50, 100_000), help="Token budget of the bundle.")
+@click.option(
+    "--unreviewed-skills",
+    is_flag=True,
+    help="With --agent: also offer skill proposals nobody has reviewed yet (marked so).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the bundle as JSON.")
 @pass_ctx
 def context_command(
@@ -101,19 +106,26 @@ def context_command(
     agent: str | None,
     channel: str | None,
     budget: int | None,
+    unreviewed_skills: bool,
     as_json: bool,
 ) -> None:
     """The context bundle for QUERY: profile, memories, skills, earlier sessions and recent
     messages, packed under a token budget, each item with its date and provenance."""
     with open_runtime(ctx.settings) as rt:
-        bundle = context_bundle(rt, query, Scope(rt.settings.tenant, user, agent), channel, budget)
+        scope = Scope(rt.settings.tenant, user, agent)
+        bundle = context_bundle(rt, query, scope, channel, budget, unreviewed_skills)
     click.echo(json.dumps(to_json(bundle), indent=2) if as_json else render_text(bundle))
     if not as_json:
         click.echo(f"\n({bundle.used_tokens}/{bundle.budget_tokens} tokens)")
 
 
 def context_bundle(
-    rt: Runtime, query: str, scope: Scope, channel: str | None, budget: int | None
+    rt: Runtime,
+    query: str,
+    scope: Scope,
+    channel: str | None,
+    budget: int | None,
+    unreviewed_skills: bool = False,
 ) -> ContextBundle:
     s = rt.settings
     now = wall_clock()
@@ -129,7 +141,10 @@ def context_bundle(
             participant=scope.user_id or scope.agent_id,
         )
     request = ContextRequest(
-        scope=scope, query=query, budget_tokens=budget or s.context_budget_tokens
+        scope=scope,
+        query=query,
+        budget_tokens=budget or s.context_budget_tokens,
+        unreviewed_skills=unreviewed_skills,
     )
     bundle = build_context(
         rt.conn,

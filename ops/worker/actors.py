@@ -26,7 +26,7 @@ from observations import builder
 from observations.outbox import QueueUnavailable
 from ops.metrics import BUILDS, GATE_DROPS, SharedMetrics
 from ops.settings import Settings
-from ops.wiring import wall_clock
+from ops.wiring import make_skill_policy, wall_clock
 
 log = structlog.get_logger(__name__)
 BUILD_QUEUE = "builds"
@@ -96,7 +96,9 @@ def register(
         check_id(tenant_id, "tenant_id")
         s = worker_state()
         with s.pool.connection() as conn:
-            stats = runner.project(conn, tenant_id, now=wall_clock())
+            stats = runner.project(
+                conn, tenant_id, now=wall_clock(), policy=make_skill_policy(s.settings)
+            )
         log.info(
             "read_models_projected",
             tenant_id=tenant_id,

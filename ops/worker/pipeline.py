@@ -24,7 +24,7 @@ from observations.outbox import HandOver, hand_over
 from ops.broker import close_broker, setup_broker, start_worker
 from ops.metrics import shared_metrics
 from ops.settings import SERVE_SETTINGS_ENV
-from ops.wiring import Runtime, load_model, make_build_config, wall_clock
+from ops.wiring import Runtime, load_model, make_build_config, make_skill_policy, wall_clock
 from ops.worker import actors
 from ops.worker.scheduler import make_scheduler
 
@@ -131,7 +131,9 @@ def project_read_models(rt: Runtime) -> ProjectStats:
     Workers queue a projection after each build; this catches up at once (a no-op when they
     already have), so what runs next reads current read models.
     """
-    return project(rt.conn, rt.settings.tenant, now=wall_clock())
+    return project(
+        rt.conn, rt.settings.tenant, now=wall_clock(), policy=make_skill_policy(rt.settings)
+    )
 
 
 @contextmanager

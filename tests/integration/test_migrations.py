@@ -338,7 +338,7 @@ def test_an_upgraded_database_keeps_reading_the_model_its_entries_are_in(
         for i in range(2):
             add_embedded(conn, "mig", f"preference:drink{i}", vector, "all-MiniLM-L6-v2-int8")
         add_embedded(conn, "mig", "preference:other", vector, "hash-v1-384")
-        assert upgrade(conn) == [4]
+        assert upgrade(conn, to=4) == [4]
         assert read_model(conn) == "all-MiniLM-L6-v2-int8"
         assert record_read_model(conn, "all-MiniLM-L6-v2-q8", now=NOW) == "all-MiniLM-L6-v2-int8"
     with connect(empty_db(), autocommit=True) as conn:
@@ -346,3 +346,27 @@ def test_an_upgraded_database_keeps_reading_the_model_its_entries_are_in(
         assert read_model(conn) is None
         assert record_read_model(conn, "all-MiniLM-L6-v2-q8", now=NOW) == "all-MiniLM-L6-v2-q8"
         assert read_model(conn) == "all-MiniLM-L6-v2-q8"
+
+
+def test_skill_proposals_upgraded_count_no_failures_until_projected_again(
+    empty_db: Callable[[], str],
+) -> None:
+    """0005 adds the outcome counts to existing proposals, at zero, within the checks."""
+    with connect(empty_db(), autocommit=True) as conn:
+        assert upgrade(conn, to=4) == [1, 2, 3, 4]
+        at = datetime(2025, 1, 1, tzinfo=UTC)
+        conn.execute(
+            "INSERT INTO skill_proposal (tenant_id, agent_id, skill_key, goal, evidence_count,"
+            " source_entry_ids, created_at, updated_at)"
+            " VALUES ('mig', 'atlas', 'book-train', 'book a train', 1, '{7}', %s, %s)",
+            [at, at],
+        )
+        assert upgrade(conn) == [5]
+        row = conn.execute(
+            "SELECT evidence_count, failure_count, successes_since_failure, last_failure_at"
+            " FROM skill_proposal WHERE tenant_id = 'mig'"
+        ).fetchone()
+        assert row == {"evidence_count": 1, "failure_count": 0, "successes_since_failure": 0,
+                       "last_failure_at": None}  # fmt: skip
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute("UPDATE skill_proposal SET successes_since_failure = 2")

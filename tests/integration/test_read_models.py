@@ -405,13 +405,14 @@ def test_a_recurring_experience_raises_evidence_instead_of_adding_a_row(conn: Co
     build_events(conn, tenant, sample_events())
     project(conn, tenant, now=NOW)
     skills = {s.skill_key: s for s in list_skills(conn, tenant, agent_id="atlas")}
-    assert set(skills) == {"book-train", "find-flight"}
-    train = skills["book-train"]
+    assert set(skills) == {"train_search_v2+book_ticket", "flight_search"}
+    train = skills["train_search_v2+book_ticket"]  # asked by Maya, then by Tom
     assert train.evidence_count == 2 and len(train.source_entry_ids) == 2
     assert [s["tool"] for s in train.steps] == ["train_search_v2", "book_ticket"]
     assert {f["tool"] for f in train.failures} == {"train_search"}
-    assert {"Lisbon", "Porto", "Amsterdam", "Brussels"} <= set(train.applies_to)
-    assert train.status == "proposed" and skills["find-flight"].evidence_count == 1
+    assert set(train.applies_to) == {"train_search", "train_search_v2", "book_ticket"}
+    assert train.goal == "Book the user a train from {from} to {to} for {date} {time}"
+    assert train.status == "proposed" and skills["flight_search"].evidence_count == 1
     linked = conn.execute(
         "SELECT src_id FROM memory_links WHERE tenant_id = %s AND relation = 'projected_to'"
         " AND dst_type = 'skill_proposal' AND dst_id = %s ORDER BY 1",
@@ -484,7 +485,9 @@ def test_published_skills_are_listed_by_status_and_a_rebuild_keeps_the_review(
     tenant = new_tenant()
     build_events(conn, tenant, sample_events())
     project(conn, tenant, now=NOW)
-    train = next(s for s in list_skills(conn, tenant) if s.skill_key == "book-train")
+    train = next(
+        s for s in list_skills(conn, tenant) if s.skill_key == "train_search_v2+book_ticket"
+    )
     review_skill(conn, tenant, train.id, "publish", "lead", None, now=NOW)
     rebuild(conn, None, now=NOW + timedelta(days=1))
     [published] = list_skills(conn, tenant, status="published")
@@ -493,7 +496,7 @@ def test_published_skills_are_listed_by_status_and_a_rebuild_keeps_the_review(
         "lead",
         None,
     )
-    assert [s.skill_key for s in list_skills(conn, tenant, status="proposed")] == ["find-flight"]
+    assert [s.skill_key for s in list_skills(conn, tenant, status="proposed")] == ["flight_search"]
 
 
 def test_review_refuses_unknown_ids_bad_decisions_and_unnamed_reviewers(conn: Conn) -> None:

@@ -508,7 +508,7 @@ def test_profile_and_skill_items_carry_the_provenance_of_their_entries(conn: Con
     tenant = f"t-{uuid.uuid4().hex[:8]}"
     build_sample(conn, tenant)
     project(conn, tenant, now=NOW)
-    skill = list_skills(conn, tenant, agent_id="atlas")[0]
+    [skill] = [s for s in list_skills(conn, tenant, agent_id="atlas") if s.evidence_count == 2]
     review_skill(conn, tenant, skill.id, "publish", "ops", None, now=NOW)
     request = ContextRequest(
         scope=Scope(tenant, "maya", "atlas"), query=f"{skill.goal}?", budget_tokens=100_000

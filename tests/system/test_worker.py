@@ -280,7 +280,7 @@ def test_worker_builds_enqueued_sessions_and_stops_cleanly(
         lambda: f"the read models to catch up\n{worker.describe()}",
     )
     skills = {s.skill_key: s.evidence_count for s in list_skills(db, tenant, agent_id="atlas")}
-    assert skills == {"book-train": 2, "find-flight": 1}
+    assert skills == {"train_search_v2+book_ticket": 2, "flight_search": 1}
     assert {p.key for p in get_profile(db, tenant, "tom")} >= {"constraint:diet"}
     assert worker.stop() == 0, worker.describe()
     # The worker counted its builds, and what each gate dropped, in the shared metrics.

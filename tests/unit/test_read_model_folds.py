@@ -24,7 +24,15 @@ from hypothesis import strategies as st
 from ledger.sqlfile import load_queries
 from materializers.facts import EntryFact
 from materializers.profile import Conflict, fold_profile, profile_rows
-from materializers.skills import SkillRow, fold_skill, reconcile_skill, skill_rows
+from materializers.skills import (
+    POLICY_REVIEWER,
+    SkillPolicy,
+    SkillRow,
+    fold_skill,
+    policy_review,
+    reconcile_skill,
+    skill_rows,
+)
 from tests.examples import examples
 
 T0 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)
@@ -161,24 +169,61 @@ def test_profile_rows_group_by_user_and_key() -> None:
 # ------------------------------------------------------------------------------ skill rules
 
 
-def test_skill_takes_the_goal_of_the_latest_and_steps_of_the_latest_success() -> None:
+def test_skill_takes_the_most_telling_goal_and_the_steps_of_the_latest_success() -> None:
+    first = experience(1, hours=0, path=("search", "book"))
+    telling = replace(first, fields={**first.fields, "goal": "book a train to {city} {date}"})
     row = fold_skill(
         [
-            experience(1, hours=0, path=("search",)),
-            experience(2, hours=2, path=("search_v2", "book"), session=2),
-            experience(3, hours=3, ok=False, path=("book",), session=3),
+            telling,
+            experience(2, hours=2, path=("search", "book"), session=2),
+            experience(3, hours=3, path=("search", "book"), session=3),
         ]
     )
     assert row is not None
-    assert row.goal == "goal of 3"
-    assert [s["tool"] for s in row.steps] == ["search_v2", "book"]
-    assert row.steps[0]["args"] == {"n": 2}
+    assert row.goal == "book a train to {city} {date}"
+    assert [s["tool"] for s in row.steps] == ["search", "book"]
     assert (row.evidence_count, row.source_entry_ids) == (3, (1, 2, 3))
 
 
-def test_no_success_means_no_steps() -> None:
-    row = fold_skill([experience(1, ok=False)])
-    assert row is not None and row.steps == ()
+def test_an_argument_that_differs_between_successes_becomes_its_slot() -> None:
+    row = fold_skill([experience(1), experience(2, hours=1, session=2)])
+    assert row is not None
+    assert [s["args"] for s in row.steps] == [{"n": "{value}"}, {"n": "{value}"}]  # one letter
+    alone = fold_skill([experience(1)])
+    assert alone is not None and alone.steps[0]["args"] == {"n": 1}
+
+
+def test_no_success_means_no_proposal() -> None:
+    assert fold_skill([experience(1, ok=False)]) is None
+    assert skill_rows([experience(1, ok=False)]) == []
+
+
+def test_a_failed_run_of_a_procedure_is_recorded_against_it() -> None:
+    ok = [experience(1, hours=0, session=1), experience(2, hours=2, session=2)]
+    broke = experience(3, hours=3, session=3, ok=False, path=("search",),
+                       failures=(("book", "503: no seats"),))  # fmt: skip
+    elsewhere = experience(4, hours=4, session=4, ok=False, path=(),
+                           failures=(("fax", "no line"),))  # fmt: skip
+    (row,) = skill_rows([*ok, broke, elsewhere])
+    assert (row.evidence_count, row.failure_count, row.successes_since_failure) == (2, 1, 0)
+    assert row.last_failure_at == broke.valid_from
+    assert row.source_entry_ids == (1, 2, 3)
+    assert ("book", "503: no seats") in [(f["tool"], f["error"]) for f in row.failures]
+    (again,) = skill_rows([*ok, broke, experience(5, hours=5, session=5)])
+    assert (again.evidence_count, again.successes_since_failure) == (3, 1)
+
+
+def test_policy_publishes_after_enough_successes_and_takes_back_its_own_on_failure() -> None:
+    row = fold_skill([experience(1), experience(2, hours=1, session=2)])
+    assert row is not None
+    off, two, three = SkillPolicy(), SkillPolicy(auto_publish_after=2), SkillPolicy(3)
+    assert policy_review(row, "proposed", None, off) is None
+    assert policy_review(row, "proposed", None, three) is None
+    assert policy_review(row, "proposed", None, two) == "published"
+    failed = replace(row, successes_since_failure=0, failure_count=1)
+    assert policy_review(failed, "published", POLICY_REVIEWER, two) == "proposed"
+    assert policy_review(failed, "published", "ops-lead", two) is None  # a person decided
+    assert policy_review(row, "rejected", "ops-lead", two) is None
 
 
 def test_failures_and_where_it_applies_are_deduplicated_in_order_of_first_appearance() -> None:
@@ -206,7 +251,12 @@ def test_evidence_counts_sessions_and_entries_without_a_session_on_their_own() -
 
 def test_skill_key_falls_back_to_the_entry_key_without_its_repeat_suffix() -> None:
     entry = experience(1, skill="book-train")
-    bare = replace(entry, id=2, key="agent_experience:book-train:2", fields={"goal": "g"})
+    bare = replace(
+        entry,
+        id=2,
+        key="agent_experience:book-train:2",
+        fields={"goal": "g", "path": [{"tool": "book"}]},
+    )
     rows = skill_rows([entry, bare, experience(3, skill="find-flight", agent="zed")])
     assert [(r.agent_id, r.skill_key, r.source_entry_ids) for r in rows] == [
         ("atlas", "book-train", (1, 2)),
@@ -219,7 +269,7 @@ def test_reconcile_keeps_a_reviewed_row_without_evidence_and_drops_an_unreviewed
     assert row is not None
     assert reconcile_skill(row, False, None) is None
     kept = reconcile_skill(row, True, None)
-    assert kept == replace(row, evidence_count=0, source_entry_ids=())
+    assert kept == replace(row, evidence_count=0, source_entry_ids=(), successes_since_failure=0)
     newer = fold_skill([experience(2, session=2)])
     assert reconcile_skill(kept, True, newer) == newer
     assert reconcile_skill(None, False, None) is None

@@ -146,6 +146,7 @@ def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) 
         scope=scope,
         query=body.query,
         budget_tokens=body.budget_tokens or state.settings.context_budget_tokens,
+        unreviewed_skills=body.include_unreviewed_skills,
     )
     bundle = build_context(
         conn,
@@ -367,6 +368,9 @@ def _skill(s: SkillProposal) -> SkillOut:
         failures=list(s.failures),
         applies_to=list(s.applies_to),
         evidence_count=s.evidence_count,
+        failure_count=s.failure_count,
+        successes_since_failure=s.successes_since_failure,
+        last_failure_at=s.last_failure_at,
         source_entry_ids=list(s.source_entry_ids),
         status=s.status,
         reviewed_by=s.reviewed_by,
