@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 WHEEL_DIR ?= ../shared/wheels
 LLAMA_WHEEL := $(WHEEL_DIR)/llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl
 
-.PHONY: run serve test test-fast lint bench fuzz clean
+.PHONY: run serve test test-fast lint bench fuzz clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,22 @@ serve: $(STAMP)
 	$(BIN)/memledger serve
 
 # everything (unit, integration, system), with the 15 slowest tests named at the end
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/pytest -q --durations=15
+
+# Debian's chromium and chromium-driver, for the console's browser test: installed where
+# apt-get can (as root); elsewhere that one test is skipped and says why.
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null \
+	    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+	         chromium chromium-driver >/dev/null; } \
+	    || echo "chromium could not be installed: the console's browser test will be skipped"; \
+	  else \
+	    echo "no chromium and no apt-get as root: the console's browser test will be skipped"; \
+	  fi; \
+	fi
 
 # the unit tests alone: no PostgreSQL, no Redis. The URLs point nowhere, so a test that
 # reaches for a database fails at once instead of starting the embedded services.

@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import generate_latest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ops.api import console
 from ops.api.deps import key_owner
 from ops.api.errors import install_error_handlers
 from ops.api.keys import KeyCache
@@ -56,6 +57,8 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
     app.state.key_cache = KeyCache(ttl=state.settings.api_key_cache_seconds)
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     install_error_handlers(app)
+    app.state.error_pages = ("/console", console.error_page)  # errors there are pages
+    app.add_exception_handler(console.ConsoleRefused, console.refused)
 
     @app.get("/healthz", tags=["operations"])
     def healthz() -> dict[str, str]:
@@ -83,6 +86,7 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
 
     app.include_router(v1.router)
     app.include_router(mem0.router)
+    app.include_router(console.router)
     complete_openapi(app, authenticated_by=key_owner)
     return app
 

@@ -16,7 +16,7 @@ import psycopg
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.routing import iter_route_contexts
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
@@ -70,12 +70,17 @@ def error_response(
     message: str,
     fields: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
-) -> JSONResponse:
+) -> Response:
+    """The error in the API's JSON shape; on a page of a prefix with its own error pages
+    (the console's), that page."""
     body: dict[str, Any] = {
         "error": name,
         "message": message,
         "fields": {k: _plain(v) for k, v in (fields or {}).items()},
     }
+    pages = getattr(request.app.state, "error_pages", None)  # (path prefix, renderer)
+    if pages is not None and request.url.path.startswith(pages[0]):
+        return pages[1](request, status, message)
     route = request.scope.get("route")
     if MEM0_TAG in (getattr(route, "tags", None) or ()):
         body["detail"] = message
@@ -97,7 +102,7 @@ def install_error_handlers(app: FastAPI) -> None:
     """Every error the application can answer, in the one shape."""
 
     @app.exception_handler(MemledgerError)
-    def memledger_error(request: Request, exc: MemledgerError) -> JSONResponse:
+    def memledger_error(request: Request, exc: MemledgerError) -> Response:
         status = status_of(exc)
         if status == 500:
             log.error("server_error", path=request.url.path, error=str(exc))
@@ -106,13 +111,13 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(request, status, type(exc).__name__, str(exc), fields, headers)
 
     @app.exception_handler(psycopg.DataError)
-    def data_error(request: Request, exc: psycopg.DataError) -> JSONResponse:
+    def data_error(request: Request, exc: psycopg.DataError) -> Response:
         """A value PostgreSQL refuses (a NUL character, an out-of-range time): bad input
         the validation above should have named; still never a 500."""
         return error_response(request, 422, type(exc).__name__, str(exc))
 
     @app.exception_handler(psycopg.OperationalError)
-    def database_unavailable(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
+    def database_unavailable(request: Request, exc: psycopg.OperationalError) -> Response:
         """The database cannot answer now (down, restarting, out of connections; the pool's
         PoolTimeout is one of these): 503, to be retried. Any other OperationalError
         (a program limit the request hit) is the server's error."""
@@ -124,7 +129,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(request, 503, "DatabaseUnavailable", message, headers=headers)
 
     @app.exception_handler(StarletteHTTPException)
-    def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         """The framework's own refusals (no such route, a body it cannot parse) in the shape
         of every other error; a 405 lists every method the path takes (the framework names
         those of the first route matching the path only)."""
@@ -135,7 +140,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(request, exc.status_code, name, str(exc.detail), headers=headers)
 
     @app.exception_handler(RequestValidationError)
-    def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    def validation_error(request: Request, exc: RequestValidationError) -> Response:
         errors = exc.errors()
         first = errors[0] if errors else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
