@@ -8,6 +8,7 @@ COPY materializers materializers
 COPY retrieval retrieval
 COPY consolidation consolidation
 COPY ops ops
+COPY memledger memledger
 RUN pip install --no-cache-dir .
 ENV MEMLEDGER_HOME=/var/lib/memledger
 EXPOSE 8080

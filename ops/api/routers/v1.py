@@ -32,6 +32,7 @@ from ops.api.models import (
     EventsIn,
     EventsOut,
     HistoryOut,
+    MaintenanceOut,
     MemoryAddIn,
     ProfileRowOut,
     Provenance,
@@ -380,13 +381,6 @@ def _skill(s: SkillProposal) -> SkillOut:
 
 
 # ------------------------------------------------------------------------------ operations
-
-
-class MaintenanceOut(BaseModel):
-    job: str
-    status: str  # done, or busy (running elsewhere)
-    run_id: int | None
-    stats: dict[str, Any]
 
 
 TOO_SOON: dict[int | str, dict[str, Any]] = {

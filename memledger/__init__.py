@@ -1,0 +1,1 @@
+"""memledger for its callers: :mod:`memledger.client`, the typed client of the HTTP API."""
