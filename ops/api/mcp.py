@@ -52,6 +52,21 @@ Use `search` for a list of individual memories, `profile` for what is currently 
 about a user, `forget` when a user asks you to forget something or everything."""
 
 
+class _AfterCommit:
+    """What a use case defers (queueing builds, projections), run once its transaction
+    has committed, as the API's background tasks are."""
+
+    def __init__(self) -> None:
+        self._calls: list[Callable[[], object]] = []
+
+    def add(self, call: Callable[..., object], *args: Any) -> None:
+        self._calls.append(lambda: call(*args))
+
+    def run(self) -> None:
+        for call in self._calls:
+            call()
+
+
 class McpTenant:
     """How each call finds its tenant: the HTTP request's API key, or a fixed one."""
 
@@ -98,16 +113,14 @@ def build_mcp(state: ApiState, tenant: McpTenant) -> MCPServer:
         {"role": "user" | "assistant", "content": "..."}. Memory is built from them in the
         background (facts about the user, what you did for them), each fact traceable to
         these messages. Send each message once: a message sent again is remembered again."""
-        later: list[Callable[[], object]] = []
+        later = _AfterCommit()
         with scoped(ctx) as (conn, tenant_id, _):
             done = remember(
                 conn, tenant_id, chat_messages(messages),
                 channel=default_channel("mcp", user_id), speaker=user_id,
-                assistant=agent_id or "assistant", metadata={}, deps=state,
-                defer=lambda f, *a: later.append(lambda: f(*a)),
+                assistant=agent_id or "assistant", metadata={}, deps=state, defer=later.add,
             )  # fmt: skip
-        for run in later:  # after the commit, as the API's background tasks
-            run()
+        later.run()
         result = done.ingested.result
         return {"accepted": result.accepted, "duplicates": result.duplicates,
                 "sessions_closed": list(done.sessions_closed)}  # fmt: skip
@@ -166,18 +179,16 @@ def build_mcp(state: ApiState, tenant: McpTenant) -> MCPServer:
         recalled; its history is kept for audit."""
         if (entry_id is None) == (user_id is None):
             raise ToolError("give exactly one of entry_id and user_id")
-        later: list[Callable[[], object]] = []
-        defer = lambda f, *a: later.append(lambda: f(*a))  # noqa: E731
+        later = _AfterCommit()
         with scoped(ctx) as (conn, tenant_id, actor):
             if entry_id is not None:
-                forget_entry(conn, tenant_id, entry_id, actor=actor, deps=state, defer=defer)
+                forget_entry(conn, tenant_id, entry_id, actor=actor, deps=state, defer=later.add)
                 deleted = 1
             else:
                 assert user_id is not None
                 deleted = forget_owner(conn, tenant_id, "user", user_id, actor=actor,
-                                       deps=state, defer=defer)  # fmt: skip
-        for run in later:
-            run()
+                                       deps=state, defer=later.add)  # fmt: skip
+        later.run()
         return {"deleted": deleted}
 
     @server.tool()
