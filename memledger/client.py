@@ -479,4 +479,3 @@ class AsyncClient:
 
     async def maintenance(self, job: str) -> MaintenanceOut:
         return await self.send(_OPS.maintenance(job))
-
