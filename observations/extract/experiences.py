@@ -180,5 +180,10 @@ def extract_experiences(events: list[SessionEvent]) -> list[Extracted]:
     fallback = assistants[0] if assistants else "agent"
     taken: dict[str, int] = {}
     people = tuple(dict.fromkeys(e.actor_name for e in events if e.role == "user" and e.actor_name))
-    said = " ".join(e.content for e in events if e.role in ("user", "assistant"))
+    # what the people said, and who they are: a value of theirs is no constant of a procedure
+    said = " ".join(
+        f"{e.content} {e.actor_id} {e.actor_name or ''}"
+        for e in events
+        if e.role in ("user", "assistant")
+    )
     return [_item(task, fallback, taken, people, said) for task in _split_tasks(events)]

@@ -291,3 +291,15 @@ def test_a_value_said_anywhere_in_the_conversation_is_no_constant_of_the_procedu
     ]  # fmt: skip
     (item,) = items_of(rows, AGENT_EXPERIENCE)
     assert item.fields["path"][0]["args"] == {"to": "{to}", "seat": "{seat}", "cabin": "economy"}
+
+
+def test_a_participants_id_or_name_passed_to_a_tool_is_no_constant_either() -> None:
+    rows: list[Row] = [
+        ("user", "u1", "Book me a table for tonight.", {}),
+        ("tool_call", "bot", "book",
+         {"tool": "book_table", "args": {"guest": "caroline", "account": "u1", "size": "small"}}),
+        ("tool_result", "bot", "booked", {"tool": "book_table", "status": "ok"}),
+    ]  # fmt: skip
+    (item,) = items_of(rows, AGENT_EXPERIENCE)
+    args = item.fields["path"][0]["args"]
+    assert args == {"guest": "{guest}", "account": "{account}", "size": "small"}
