@@ -315,6 +315,7 @@ def _speech(cast: Cast, turn: Turn, roles: dict[str, str]) -> Speech:
 
 def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
     """The fact an atom states, filed under the person it is about."""
+    atom = _named(atom)
     speaker = turn.event.actor_id
     owner = atom.about.person.actor_id if atom.about.person is not None else speaker
     kind, key = _kind_and_key(atom)
@@ -334,6 +335,37 @@ def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
         valid_from=_valid_from(turn, atom, kind),
         fields=_fields(turn, atom, owner),
     )
+
+
+# topics whose value names one place or organisation: written in lowercase ("lives in
+# porto", "works at google"), it is still a name ("Porto", "Google")
+_NAMED_TOPICS = words("city country hometown origin employer company school university team")
+_NOT_NAMES = words("a an the my our his her their your some home work school college")
+_NAME_PARTICLES = words("de da do dos das di del la le of and am im van von der den du y")
+
+
+def _named(atom: Atom) -> Atom:
+    """The atom with a lowercase place or employer capitalised, in its value and its
+    statement; a value that opens like a common noun phrase ("a hospital") is left."""
+    value = atom.value
+    parts = value.split()
+    if (
+        atom.reading.topic not in _NAMED_TOPICS
+        or not parts
+        or value != value.lower()
+        or parts[0] in _NOT_NAMES
+        or not all(p.isalpha() for p in parts)
+    ):
+        return atom
+    said = re.search(rf"(?:^|\s)(\w+)\s+{re.escape(value)}(?!\w)", atom.statement)
+    if said is None or said.group(1).lower() in _NOT_NAMES:  # "works at a hospital"
+        return atom
+    name = " ".join(
+        p if n and p in _NAME_PARTICLES else p[:1].upper() + p[1:] for n, p in enumerate(parts)
+    )
+    start, end = said.span(0)
+    statement = atom.statement[:start] + said.group(0).replace(value, name) + atom.statement[end:]
+    return replace(atom, value=name, statement=statement)
 
 
 def relation_fact(turn: Turn, relation: Referent) -> Extracted:

@@ -114,7 +114,7 @@ TABLE = [
         [
             ("tom", "experience:live-paris", "Tom Okafor used to live in paris.",
              "used to live in paris"),
-            ("tom", "identity:city", "Now Tom Okafor lives in berlin.", "berlin"),
+            ("tom", "identity:city", "Now Tom Okafor lives in Berlin.", "Berlin"),
         ],
     ),
     (  # the subject chat leaves out is the speaker's
@@ -147,7 +147,7 @@ TABLE = [
     ),
     (
         ("tom", "we're in bologna now since july"),
-        [("tom", "identity:city", "Tom Okafor is in bologna now since July 2025.", "bologna")],
+        [("tom", "identity:city", "Tom Okafor is in Bologna now since July 2025.", "Bologna")],
     ),
     (
         ("tom", "i avoid pork, everything else is fine"),
@@ -270,7 +270,7 @@ def test_a_job_at_a_workplace_is_keyed_by_the_employer_so_a_new_one_supersedes_i
     assert student.key == "identity:occupation"
     found = facts([("tom", "i switched jobs, im at brightline now")], START + timedelta(days=40))
     (new,) = [f for f in found if f.key == "identity:employer"]
-    assert new.fields["object"] == "brightline" and _passes_checks(found)
+    assert new.fields["object"] == "Brightline" and _passes_checks(found)
     (change,) = plan_supersede([_entry(1, old), _entry(2, new)])
     assert (change.old, change.new) == (1, 2)
 
@@ -453,7 +453,7 @@ def test_a_denial_then_what_is_right_in_its_place_states_both() -> None:
         ("constraint:allergy:peanut", "Tom Okafor is allergic to peanuts.", "positive"),
     }
     (job,) = facts([("tom", "i don't work at google, it's meta")])
-    assert (job.key, job.statement) == ("identity:employer", "Tom Okafor works at meta.")
+    assert (job.key, job.statement) == ("identity:employer", "Tom Okafor works at Meta.")
     (only,) = facts([("tom", "i'm not allergic to cats, i just hate them")])
     assert only.fields["polarity"] == "negative"
 
@@ -500,3 +500,22 @@ def test_words_the_parse_misread_as_english_am_make_no_fact() -> None:
     said = "tierarztpraxis am see, doing reception + helping w the animals"
     assert facts([("maya", said)]) == []
     assert [f.key for f in facts([("maya", "i am a nurse")])] == ["identity:occupation"]
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "statement", "value"),
+    [
+        ("my sister lives in porto", "relationship:sister:city",
+         "Maya Chen's sister lives in Porto.", "Porto"),
+        ("i work at google now", "identity:employer", "Maya Chen works at Google now.", "Google"),
+        ("im from rio de janeiro", "identity:origin", "Maya Chen is from Rio de Janeiro.",
+         "Rio de Janeiro"),
+        ("i work at a hospital", "identity:employer", "Maya Chen works at a hospital.", "hospital"),
+    ],
+)  # fmt: skip
+def test_a_place_or_employer_written_in_lowercase_is_stored_as_a_name(
+    said: str, key: str, statement: str, value: str
+) -> None:
+    (fact,) = [f for f in facts([("maya", said)]) if f.key == key]
+    assert (fact.statement, fact.fields["object"]) == (statement, value)
+    assert statement_failures([of_item(fact, ("Maya Chen",))]) == [()]
