@@ -345,9 +345,21 @@ def _value(
         chosen = [i for i in words if i >= clause.head]
     else:
         chosen = [i for i in parsed.subtree(reading.value) if i in words]
+        chosen += _number_after(parsed, clause, reading.value, words)
     chosen = [i for i in chosen if not _polarity_word(parsed, parsed.words[i], clause.head)]
     text = strip_article(render(parsed, chosen, replace, dates)).strip(" ,;:!?")
     return text[3:] if text.startswith("to ") else text
+
+
+def _number_after(parsed: Parsed, clause: Clause, value: int, words: Sequence[int]) -> list[int]:
+    """A bare number right after the value's phrase that the parse hung on the verb
+    instead: it is part of the name ("a tesla model 3", "a pixel 8")."""
+    after = parsed.subtree(value).stop
+    if after not in words:
+        return []
+    number = parsed.words[after]
+    hung = number.head == value or (number.dep == "npadvmod" and number.head == clause.head)
+    return [after] if number.tag == "CD" and hung and not parsed.kids(after) else []
 
 
 def _polarity_word(parsed: Parsed, word: Word, head: int) -> bool:

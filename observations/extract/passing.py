@@ -13,6 +13,10 @@ else, where no clause has the person as its subject:
   Aziz got a new job at Spotify." (``identity:employer`` of the member congratulated,
   said by the speaker, so a friend's claim as any other).
 
+* a car named by its make or model: "i'll drive, my corolla fits all of us" → "Beth Lee
+  has a corolla.", "took the new outback up to tahoe" → "Kofi Mensah has an outback."
+  (``identity:car``, so a new one supersedes the old); not "my car" alone, which names
+  none, nor "his new tesla";
 * a home country or town named beside it: "a gift from my grandma in my home country,
   Sweden" → "Caroline's home country is Sweden." (``identity:origin``); also "Austin, my
   hometown"; not "my home, Sweden" or "my country, …" without "home"/"native".
@@ -28,7 +32,14 @@ from dataclasses import dataclass
 from observations.extract.analysis import Parsed, Word
 from observations.extract.people import Person
 from observations.extract.references import Speech
-from observations.extract.vocabulary import ABSTRACT, JOBS, SETTINGS, TIME_NOUNS, words
+from observations.extract.vocabulary import (
+    ABSTRACT,
+    CAR_NAMES,
+    JOBS,
+    SETTINGS,
+    TIME_NOUNS,
+    words,
+)
 
 HOMELANDS = words("hometown homeland")
 _HOMELAND_PARTS = words("country town city island")
@@ -80,6 +91,10 @@ def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
                                   if parsed.words[i].dep != "poss")  # fmt: skip
                 yield Passing(me, "identity", "origin", name, f"{me.name}'s {called} is {name}.",
                               "be", 0.75)  # fmt: skip
+        elif _car_name(parsed, word) and _my_car(parsed, word):
+            car = _car_words(parsed, word)
+            a = "an" if car[:1].lower() in "aeiou" else "a"
+            yield Passing(me, "identity", "car", car, f"{me.name} has {a} {car}.", "have", 0.7)
         elif word.lower in CONGRATS:
             found = _new_job(parsed, word, speech)
             if found is not None:
@@ -92,6 +107,28 @@ def _mine(parsed: Parsed, word: Word, bare: bool = False) -> bool:
     if not owners:
         return bare and not parsed.kids(word.i, "det")
     return owners[0].lower in ("my", "our")
+
+
+def _car_name(parsed: Parsed, word: Word) -> bool:
+    """A noun that names a car by its make or model ("corolla", "honda civic")."""
+    if word.pos not in ("NOUN", "PROPN") or word.dep == "compound":
+        return False
+    return any(w.lower in CAR_NAMES for w in (word, *parsed.kids(word.i, "compound")))
+
+
+def _my_car(parsed: Parsed, word: Word) -> bool:
+    """ "my corolla", "my honda civic" (the parse may hang "my" on "honda"), or a new one
+    with no other owner: "took the new outback up to tahoe"."""
+    if any(_mine(parsed, w) for w in (word, *parsed.kids(word.i, "compound"))):
+        return True
+    new = any(k.lower == "new" for k in parsed.kids(word.i, "amod"))
+    return new and not parsed.kids(word.i, "poss")
+
+
+def _car_words(parsed: Parsed, word: Word) -> str:
+    """The car's name: the noun, its compounds, and a number after it ("tesla model 3")."""
+    parts = [k.i for k in parsed.kids(word.i, "compound", "nummod")] + [word.i]
+    return " ".join(parsed.words[i].text for i in sorted(parts))
 
 
 def _homeland(parsed: Parsed, word: Word) -> bool:

@@ -41,6 +41,7 @@ from observations.extract.topics import (
 )
 from observations.extract.vocabulary import (
     ABSTRACT,
+    CAR_NAMES,
     DISLIKE,
     FOODS,
     JOBS,
@@ -166,7 +167,8 @@ def vehicle(f: Frame) -> Reading | None:
     if not cars or f.lemma not in ("drive", "own", "buy", "get", "lease", "have"):
         return None
     car = cars[0]
-    if f.lemma != "drive" and car.lemma not in VEHICLES:
+    named = any(f.parsed.words[i].lower in CAR_NAMES for i in f.parsed.subtree(car.i))
+    if f.lemma != "drive" and car.lemma not in VEHICLES and not named:
         return None
     return _reading(f, "identity", "car", car.i, 0.8)
 

@@ -52,6 +52,8 @@ def attribute(f: Frame) -> Reading | None:
     if noun.lemma in GOAL_NOUNS:
         return _reading(f, "goal", verb_noun(f.parsed, value.i), value.i, 0.85)
     if noun.lemma in OWN_ATTRIBUTES:
+        if value in f.preps() and not f.comps():  # "my car is in the shop" says where, not which
+            return None
         kind, topic = OWN_ATTRIBUTES[noun.lemma]
         return _reading(f, kind, topic, value.i, 0.9)
     return None

@@ -38,6 +38,14 @@ SETTINGS = words(
     practice rest peace ease war sea camp bed"""
 )
 VEHICLES = words("car truck van suv motorbike motorcycle scooter jeep pickup ebike e-bike")
+# makes and common models: "I bought a tesla", "my corolla" name a car without saying so
+CAR_NAMES = words(
+    """toyota honda ford tesla bmw audi mercedes benz volkswagen vw volvo kia hyundai nissan
+    mazda subaru fiat peugeot renault skoda chevrolet chevy porsche lexus citroen opel dacia
+    polestar rivian jaguar landrover suzuki mitsubishi cupra seat corolla camry prius rav4
+    civic accord crv golf polo passat tiguan jetta mustang focus fiesta outback impreza
+    qashqai leaf yaris clio megane octavia ioniq"""
+)
 ROLES = words(
     """sister brother sibling mom mum mother mama dad father papa parent wife husband hubby
     partner spouse boyfriend girlfriend fiance fiancee son daughter kid child baby grandma

@@ -218,15 +218,16 @@ def test_negation_is_polarity_on_the_same_key_and_a_newer_no_longer_supersedes()
         ("I work at Spotify.", "I got a new job at Google.", "identity:employer"),
         ("I live in Lisbon.", "we moved to Berlin last month", "identity:city"),
         ("I drive a Golf.", "I bought a new car, an electric one.", "identity:car"),
+        ("i drive a corolla", "just bought a tesla model 3", "identity:car"),
+        ("my corolla broke down AGAIN lol", "took the new outback up to tahoe", "identity:car"),
         ("I'm a nurse.", "I work as a paramedic now.", "identity:occupation"),
     ],
 )
 def test_a_new_value_in_other_words_supersedes_a_single_valued_key(
     before: str, after: str, key: str
 ) -> None:
-    (old,) = facts([("tom", before)])
-    (new,) = facts([("tom", after)], START + timedelta(days=40))
-    assert old.key == new.key == key
+    (old,) = [f for f in facts([("tom", before)]) if f.key == key]
+    (new,) = [f for f in facts([("tom", after)], START + timedelta(days=40)) if f.key == key]
     (change,) = plan_supersede([_entry(1, old), _entry(2, new)])
     assert (change.old, change.new) == (1, 2)
 
@@ -519,3 +520,35 @@ def test_a_place_or_employer_written_in_lowercase_is_stored_as_a_name(
     (fact,) = [f for f in facts([("maya", said)]) if f.key == key]
     assert (fact.statement, fact.fields["object"]) == (statement, value)
     assert statement_failures([of_item(fact, ("Maya Chen",))]) == [()]
+
+
+def test_a_car_named_by_its_make_or_model_is_a_car_and_its_number_is_part_of_the_name() -> None:
+    (car,) = facts([("tom", "just bought a tesla model 3")])
+    assert (car.key, car.statement, car.fields["object"]) == (
+        "identity:car", "Tom Okafor just bought a tesla model 3.", "tesla model 3",
+    )  # fmt: skip
+    (other,) = facts([("tom", "I bought a new laptop.")])
+    assert other.key != "identity:car"
+    (dated,) = facts([("tom", "I bought a car 2 weeks ago")])
+    assert dated.fields["object"] == "car"  # the number counts the weeks
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("i'll drive, my corolla fits all of us", "Tom Okafor has a corolla."),
+        ("My honda civic broke down again", "Tom Okafor has a honda civic."),
+        ("my audi is in the garage", "Tom Okafor has an audi."),
+        ("took the new outback up to tahoe", "Tom Okafor has an outback."),
+    ],
+)
+def test_a_car_of_ones_own_named_in_passing_is_ones_car(said: str, statement: str) -> None:
+    (car,) = [f for f in facts([("tom", said)]) if f.key == "identity:car"]
+    assert car.statement == statement and car.owner_id == "tom"
+
+
+def test_where_a_car_is_says_nothing_of_which_car_it_is() -> None:
+    assert [f.key for f in facts([("tom", "my car is in the shop")])] == []
+    assert [f.key for f in facts([("tom", "his new tesla is fast")])] == []
+    (car,) = facts([("tom", "my car is a corolla")])
+    assert (car.key, car.fields["object"]) == ("identity:car", "corolla")
