@@ -33,12 +33,11 @@ from typing import Any
 
 from materializers.facts import ACTIVE, EntryFact, normalize, text_field
 from observations.entry import AGENT_EXPERIENCE
-from observations.extract.procedures import slot_name
+from observations.extract.procedures import SLOT, slot_name
 from observations.extract.text import content_words
 
 _KEY_PREFIX = AGENT_EXPERIENCE + ":"
 _REPEAT_SUFFIX = re.compile(r":\d+$")
-_SLOT = re.compile(r"\{[a-z_]+\}")
 
 Json = dict[str, Any]
 
@@ -137,7 +136,7 @@ def _session(entry: EntryFact) -> tuple[str, int]:
 
 def _goal_weight(entry: EntryFact) -> int:
     goal = text_field(entry.fields, "goal") or ""
-    return len(_SLOT.findall(goal)) + len(content_words(_SLOT.sub(" ", goal)))
+    return len(SLOT.findall(goal)) + len(content_words(SLOT.sub(" ", goal)))
 
 
 def fold_skill(entries: Iterable[EntryFact], failed: Iterable[EntryFact] = ()) -> SkillRow | None:

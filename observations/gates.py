@@ -50,6 +50,7 @@ from observations.extract.base import (
     SessionInput,
 )
 from observations.extract.lexicon import SPOKEN_FORMS, wordset
+from observations.extract.procedures import SLOT
 from observations.extract.statement_checks import failing_facts
 
 GATES: tuple[str, ...] = (
@@ -108,7 +109,6 @@ _PERSONAL = frozenset(
 _POSSESSIVE = re.compile(r"['’]s\b")
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
-_SLOT = re.compile(r"\{[a-z_]+\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +122,7 @@ class GateResult:
 def tokens(text: str) -> list[str]:
     """Lower-cased words and numbers, split at apostrophes, possessive "'s" removed; a
     template's slots ("{city}") are no words."""
-    return _WORD.findall(_POSSESSIVE.sub("", _SLOT.sub(" ", text.lower())))
+    return _WORD.findall(_POSSESSIVE.sub("", SLOT.sub(" ", text.lower())))
 
 
 @lru_cache(maxsize=1 << 16)

@@ -14,6 +14,7 @@ from ledger.sqlfile import load_queries
 from materializers.api import SkillProposal, list_skills
 from observations.embed import Embedder
 from observations.entry import SESSION_SUMMARY
+from observations.extract.procedures import SLOT
 from retrieval.bundle import ContextBundle, pack
 from retrieval.items import (
     MemoryItem,
@@ -121,7 +122,7 @@ def relevant_skills(skills: Sequence[SkillProposal], query: str) -> list[SkillPr
     scored = []
     for skill in skills:
         text = " ".join([skill.goal, skill.skill_key, *skill.applies_to])
-        text = re.sub(r"[-_+]|\{[a-z_]+\}", " ", text)  # tool names' words, not slots
+        text = re.sub(r"[-_+]", " ", SLOT.sub(" ", text))  # tool names' words, not slots
         overlap = len(words & normalized_tokens(text))
         if overlap:
             scored.append((-overlap, -skill.evidence_count, skill.id, skill))

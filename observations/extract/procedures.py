@@ -36,8 +36,8 @@ from observations.extract.text import names
 
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _DAY_WORDS = re.compile(
-    rf"\b(?:(?:on|this|next|last|by)\s+)?(?:(?:{_WEEKDAYS})s?|mon|tue|tues|wed|thu|thurs|fri"
-    r"|sat|sun|today|tonight|tomorrow|tmrw|tmr|tmw|yesterday|weekend)\b",
+    rf"\b(?:(?:on|this|next|last|by)\s+)?(?:(?:{_WEEKDAYS})s?|mon|tue|tues|thu|thurs|fri"
+    r"|today|tonight|tomorrow|tmrw|tmr|tmw|yesterday|weekend)\b",
     re.IGNORECASE,
 )
 _TIME = re.compile(
@@ -61,7 +61,7 @@ _TRAILING_CHAT = re.compile(
     re.IGNORECASE,
 )
 _SPACES = re.compile(r"\s+")
-_SLOT = re.compile(r"\{[a-z_]+\}")
+SLOT = re.compile(r"\{[a-z_]+\}")  # a slot of a template: "{city}"
 _CONSTANT = re.compile(r"^[a-z][a-z_\-]{0,15}$")
 _ERROR_KEYS = ("error", "message", "detail", "reason", "msg", "description")
 
@@ -132,7 +132,7 @@ def generalize(
                 spans += [(*at, slot) for at in _occurrences(fold(part), folded)]
     out = _replace(text, spans)
     out = _DIGITS.sub(
-        lambda m: m.group(0) if _SLOT.fullmatch(m.group(0)) else _number(m.group(0)), out
+        lambda m: m.group(0) if SLOT.fullmatch(m.group(0)) else _number(m.group(0)), out
     )
     return _SPACES.sub(" ", out).strip()
 

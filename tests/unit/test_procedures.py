@@ -51,6 +51,7 @@ AT = datetime(2025, 3, 7, 18, 10, tzinfo=UTC)
         ("get me a ride from berghain at 4", [{"pickup": "Berghain, Berlin"}], [],
          "get me a ride from {pickup} at {time}"),
         ("same report for q1 2025", [], [], "same report for {date}"),
+        ("reserve a sun lounger by the pool", [], [], "reserve a sun lounger by the pool"),
         ("ticket ABC-12345 open, 3rd time", [], [], "ticket {id} open, {number} time"),
         ("what's the weather in portland next weekend", [{"city": "Portland"}], [],
          "what's the weather in {city} {date}"),
