@@ -25,9 +25,9 @@ from prometheus_client import generate_latest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ops.api import console
-from ops.api.deps import key_owner
+from ops.api.deps import key_owner, owner_of_key
 from ops.api.errors import install_error_handlers
-from ops.api.keys import KeyCache
+from ops.api.keys import KeyCache, KeyOwner
 from ops.api.mcp import McpTenant, build_mcp, http_routes
 from ops.api.openapi import complete_openapi
 from ops.api.routers import mem0, v1
@@ -40,7 +40,12 @@ READY_PROBE_SECONDS = 0.5  # /readyz waits at most this long for a database conn
 def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = None) -> FastAPI:
     """The application over ``state``; ``on_shutdown`` runs when the server stops."""
 
-    mcp_server = build_mcp(state, McpTenant(state))
+    key_cache = KeyCache(ttl=state.settings.api_key_cache_seconds)
+
+    def lookup(key: str) -> KeyOwner | None:
+        return owner_of_key(key_cache, state, key)
+
+    mcp_server = build_mcp(state, McpTenant(lookup))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -58,7 +63,7 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
         lifespan=lifespan,
     )
     app.state.memledger = state
-    app.state.key_cache = KeyCache(ttl=state.settings.api_key_cache_seconds)
+    app.state.key_cache = key_cache
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     install_error_handlers(app)
     app.state.error_pages = ("/console", console.error_page)  # errors there are pages
@@ -91,7 +96,7 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
     app.include_router(v1.router)
     app.include_router(mem0.router)
     app.include_router(console.router)
-    app.router.routes.extend(http_routes(mcp_server, state))  # MCP at /mcp
+    app.router.routes.extend(http_routes(mcp_server, lookup))  # MCP at /mcp
     complete_openapi(app, authenticated_by=key_owner)
     return app
 

@@ -29,8 +29,7 @@ from ledger.sqlfile import load_queries
 from materializers.api import Decision, get_profile, list_skills, review_skill
 from observations.edits import entry_history, get_entry
 from observations.entry import KINDS, STATUSES
-from ops.api.deps import State
-from ops.api.keys import resolve_key
+from ops.api.deps import State, owner_of_key
 from ops.api.state import ApiState
 from ops.usecases.edit import edit, forget_entry
 from retrieval.bundle import render_text
@@ -160,12 +159,8 @@ async def login(request: Request, state: State) -> Response:
     expected = request.cookies.get(LOGIN_COOKIE, "")
     if not expected or not secrets.compare_digest(form.get("csrf", ""), expected):
         raise CsrfRejected("the sign-in form has no valid CSRF token: reload the page")
-    with state.connection() as conn:
-        conn.autocommit = True
-        try:
-            owner = resolve_key(conn, form.get("api_key", "").strip())
-        finally:
-            conn.autocommit = False
+    key = form.get("api_key", "").strip()
+    owner = owner_of_key(request.app.state.key_cache, state, key) if key else None
     if owner is None:
         return _back("/console/login?error=unknown+or+revoked+API+key")
     session = open_session(state, owner.tenant_id, owner.key_id, owner.name or str(owner.key_id))
@@ -203,9 +198,10 @@ def users(request: Request, session: Session, conn: ScopedConn) -> Response:
 @router.get("/users/{user_id:path}")
 def profile(request: Request, user_id: str, session: Session, conn: ScopedConn) -> Response:
     rows = get_profile(conn, session.tenant_id, user_id)
-    count = conn.execute(Q["console_entries"], _filters(session, {"owner": user_id})).fetchall()
-    if not rows and not count:
-        raise NotFound(f"no user {user_id!r}")
+    if not rows:  # a user may have entries and no profile yet: one entry is enough
+        known = {**_filters(session, {"owner": user_id}), "limit": 1}
+        if conn.execute(Q["console_entries"], known).fetchone() is None:
+            raise NotFound(f"no user {user_id!r}")
     return page(request, "profile.html", session, user_id=user_id, rows=rows)
 
 

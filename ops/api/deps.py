@@ -21,13 +21,10 @@ async def api_state(request: Request) -> ApiState:
     return state
 
 
-def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) -> KeyOwner:
-    """The owner of the request's key: remembered for a few seconds (see KeyCache), else
-    looked up."""
-    header = request.headers.get("authorization", "")
-    scheme, _, key = header.partition(" ")
-    if scheme.lower() not in ("bearer", "token") or not key.strip():
-        raise Unauthorized()
+def owner_of_key(cache: KeyCache, state: ApiState, key: str) -> KeyOwner | None:
+    """The owner of a presented key (None: unknown or revoked): remembered for a few
+    seconds (see KeyCache), else looked up. Every entrance uses it: the API's routes, the
+    MCP endpoint, the console's sign-in."""
 
     def lookup(key: str) -> KeyOwner | None:
         with state.connection() as conn:
@@ -37,8 +34,21 @@ def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) 
             finally:
                 conn.autocommit = False
 
-    cache: KeyCache = request.app.state.key_cache
-    owner = cache.resolve(key.strip(), time.monotonic(), lookup)
+    return cache.resolve(key, time.monotonic(), lookup)
+
+
+def bearer_key(authorization: str, schemes: tuple[str, ...] = ("bearer", "token")) -> str | None:
+    """The key of an ``Authorization`` header value, None without one."""
+    scheme, _, key = authorization.partition(" ")
+    return key.strip() if scheme.lower() in schemes and key.strip() else None
+
+
+def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) -> KeyOwner:
+    """The owner of the request's key."""
+    key = bearer_key(request.headers.get("authorization", ""))
+    if key is None:
+        raise Unauthorized()
+    owner = owner_of_key(request.app.state.key_cache, state, key)
     if owner is None:
         raise Unauthorized("unknown or revoked API key")
     return owner

@@ -32,7 +32,8 @@ from ledger.db import Conn, tenant_scope
 from ledger.errors import MemledgerError
 from ledger.scope import ID_PATTERN
 from materializers.api import get_profile, list_skills
-from ops.api.keys import resolve_key
+from ops.api.deps import bearer_key
+from ops.api.keys import KeyOwner
 from ops.api.state import ApiState
 from ops.usecases.edit import forget_entry, forget_owner
 from ops.usecases.remember import chat_messages, default_channel, remember
@@ -67,11 +68,15 @@ class _AfterCommit:
             call()
 
 
-class McpTenant:
-    """How each call finds its tenant: the HTTP request's API key, or a fixed one."""
+KeyLookup = Callable[[str], KeyOwner | None]
 
-    def __init__(self, state: ApiState, fixed: str | None = None) -> None:
-        self.state, self.fixed = state, fixed
+
+class McpTenant:
+    """How each call finds its tenant: the HTTP request's API key (through ``lookup``),
+    or a fixed one (stdio)."""
+
+    def __init__(self, lookup: KeyLookup | None = None, fixed: str | None = None) -> None:
+        self.lookup, self.fixed = lookup, fixed
 
     def of(self, ctx: Context) -> tuple[str, str]:
         """(tenant, actor) of the call."""
@@ -79,11 +84,10 @@ class McpTenant:
             return self.fixed, "mcp:stdio"
         request = ctx.request_context.request
         header = request.headers.get("authorization", "") if request is not None else ""
-        scheme, _, key = header.partition(" ")
-        if scheme.lower() != "bearer" or not key.strip():
+        key = bearer_key(header, ("bearer",))
+        if key is None or self.lookup is None:
             raise ToolError("no API key: send Authorization: Bearer <key>")
-        with self.state.connection() as conn:
-            owner = resolve_key(conn, key.strip())
+        owner = self.lookup(key)
         if owner is None:
             raise ToolError("unknown or revoked API key")
         return owner.tenant_id, f"mcp:{owner.name or owner.key_id}"
@@ -218,36 +222,30 @@ def build_mcp(state: ApiState, tenant: McpTenant) -> MCPServer:
     return server
 
 
-def http_routes(server: MCPServer, state: ApiState) -> list[Route]:
+def http_routes(server: MCPServer, lookup: KeyLookup) -> list[Route]:
     """The streamable-HTTP endpoint at ``/mcp`` (stateless, JSON answers), refusing a
     request without a valid API key with 401 as every API route does."""
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, stateless_http=True, json_response=True
     )
     (route,) = [r for r in app.routes if isinstance(r, Route) and r.path == MCP_PATH]
-    return [Route(MCP_PATH, endpoint=_Authenticated(route.app, state), methods=route.methods)]
+    return [Route(MCP_PATH, endpoint=_Authenticated(route.app, lookup), methods=route.methods)]
 
 
 class _Authenticated:
     """An ASGI app in front of ``app`` that answers 401 unless the request has a valid
     bearer key (the tools then read the key again for its tenant)."""
 
-    def __init__(self, app: ASGIApp, state: ApiState) -> None:
-        self.app, self.state = app, state
+    def __init__(self, app: ASGIApp, lookup: KeyLookup) -> None:
+        self.app, self.lookup = app, lookup
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers", []))
-        scheme, _, key = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
-        owner = None
-        if scheme.lower() == "bearer" and key.strip():
-            owner = await anyio.to_thread.run_sync(self._owner, key.strip())
+        key = bearer_key(headers.get(b"authorization", b"").decode("latin-1"), ("bearer",))
+        owner = None if key is None else await anyio.to_thread.run_sync(self.lookup, key)
         if owner is None:
             body = {"error": "Unauthorized", "message": "a valid API key is required",
                     "fields": {}}  # fmt: skip
             await JSONResponse(body, status_code=401)(scope, receive, send)
             return
         await self.app(scope, receive, send)
-
-    def _owner(self, key: str) -> object | None:
-        with self.state.connection() as conn:
-            return resolve_key(conn, key)

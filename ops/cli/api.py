@@ -177,7 +177,7 @@ def mcp_command(ctx: Context, with_workers: bool | None) -> None:
         build_actor(rt) as actor,
         api_state(rt, actor) as state,
     ):
-        build_mcp(state, McpTenant(state, fixed=s.tenant)).run("stdio")
+        build_mcp(state, McpTenant(fixed=s.tenant)).run("stdio")
 
 
 def server_process_app() -> FastAPI:
