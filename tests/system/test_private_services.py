@@ -8,6 +8,7 @@ Run as root: the other user is ``nobody``, through runuser (or setpriv)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -62,13 +63,28 @@ EVERYTHING_DENIED = {
 
 
 def as_nobody(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    if shutil.which("runuser"):
-        prefix = ["runuser", "-u", "nobody", "--"]
-    else:
-        prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-    python = os.path.realpath(sys.executable)  # the base interpreter, not the virtualenv's
-    command = [*prefix, python, "-I", "-c", code, *args]
+    command = [*_NOBODY, _python_for_nobody(), "-I", "-c", code, *args]
     return subprocess.run(command, capture_output=True, text=True, cwd="/", timeout=60)
+
+
+_NOBODY = (
+    ["runuser", "-u", "nobody", "--"]
+    if shutil.which("runuser")
+    else ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+)
+
+
+@functools.cache
+def _python_for_nobody() -> str:
+    """An interpreter the other user can start: the base interpreter of this run (not the
+    virtualenv's), else the system's, when the base one lies in a directory only its owner
+    enters (as under a home of mode 0700)."""
+    candidates = [os.path.realpath(sys.executable), "/usr/bin/python3", "/usr/local/bin/python3"]
+    for python in dict.fromkeys(candidates):
+        started = subprocess.run([*_NOBODY, python, "-I", "-c", "pass"], capture_output=True)
+        if started.returncode == 0:
+            return python
+    pytest.skip(f"none of these can be started by nobody: {', '.join(candidates)}")
 
 
 @pytest.fixture
