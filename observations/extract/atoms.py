@@ -24,7 +24,7 @@ from observations.extract.clauses import (
 )
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Reading, frame_of
-from observations.extract.inflect import agreeing
+from observations.extract.inflect import agreeing, third_person
 from observations.extract.lexicon import SPOKEN_FORMS
 from observations.extract.references import (
     CORE,
@@ -35,6 +35,7 @@ from observations.extract.references import (
     named,
     points_nowhere,
     pronoun,
+    the_kin,
     written,
 )
 from observations.extract.render import render, sentence_case, strip_article
@@ -46,6 +47,10 @@ _HEDGES = words(
     """hope wish wonder doubt imagine suppose guess bet ask if whether unless maybe perhaps
     probably possibly hopefully glad"""
 )
+_INTENSIFIERS = words(
+    "even definitely really totally actually literally absolutely seriously also personally"
+)
+_QUOTES = frozenset(('"', "“", "”", "''", "``"))
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
 _SPEAKER_WORDS = frozenset(("i", "we"))
 _FINITE = ("VBD", "VBZ", "VBP", "MD")
@@ -237,7 +242,44 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     commas = any(parsed.words[i].text == "," for i in words if i < start)
     if lead and commas and lead[0].dep != "prep" and len(dated) < len(lead):
         words -= set(range(lead[0].i, start))
-    return sorted(words)
+    words -= {w.i for w in map(parsed.words.__getitem__, words) if _intensifier(parsed, w)}
+    for i in [i for i in words if _remark_on_it(parsed, parsed.words[i])]:
+        words -= {*parsed.subtree(i), parsed.words[i].left - 1}
+    return _closing_quote(parsed, sorted(words))
+
+
+def _intensifier(parsed: Parsed, word: Word) -> bool:
+    """An adverb that only stresses ("even went on a hike", "definitely carrying on"), and
+    "just" of a verb done or under way ("just signed up", "is just learning"), not "just"
+    as "only" ("I just eat fish")."""
+    if word.dep != "advmod" or parsed.children[word.i]:
+        return False
+    if word.lower == "just":
+        verb = parsed.words[word.head]
+        return verb.tag in ("VBD", "VBN", "VBG") or bool(parsed.kids(verb.i, "aux"))
+    return word.lower in _INTENSIFIERS
+
+
+def _remark_on_it(parsed: Parsed, word: Word) -> bool:
+    """A relative clause after a comma that judges what was said rather than adding to it:
+    ", which is pretty exciting", ", which has been great for my headspace"."""
+    if word.dep != "relcl" or word.lemma != "be" or not parsed.kids(word.i, "acomp"):
+        return False
+    which = parsed.kids(word.i, "nsubj")
+    before = parsed.words[word.left - 1] if word.left > 0 else None
+    return bool(which) and which[0].lower == "which" and before is not None and before.text == ","
+
+
+def _closing_quote(parsed: Parsed, words: list[int]) -> list[int]:
+    """The words, with the closing quotation mark of a quotation they open (the parse hangs
+    it on the sentence's root: "a fan of Ed Sheeran's "Perfect""), so no value is cut."""
+    marks = [i for i in words if parsed.words[i].text in _QUOTES]
+    if not words or len(marks) % 2 == 0:
+        return words
+    after = words[-1] + 1
+    if after < len(parsed.words) and parsed.words[after].text in _QUOTES:
+        return [*words, after]
+    return words
 
 
 def voice(
@@ -263,6 +305,8 @@ def voice(
                 replace[i + 1] = ""
         elif _bare_kin(parsed, word):
             replace[i] = f"{speech.me.possessive} {word.lower}"  # "dad had surgery"
+        elif word.lower == "the" and the_kin(parsed, parsed.words[word.head]):
+            replace[i] = speech.me.possessive  # "the kids" → "Maya Chen's kids"
         elif word.lower in SPOKEN_FORMS and (word.lower != "nt" or word.dep == "neg"):
             replace[i] = SPOKEN_FORMS[word.lower]
         elif word.pos in ("PROPN", "NOUN") and word.dep != "compound":
@@ -273,7 +317,20 @@ def voice(
         replace[clause.head] = f"{be} {parsed.words[clause.head].text}"
     elif clause.shared_subject and subject is not None and subject.lower in _PRONOUN_SUBJECTS:
         _agree(parsed, clause.head, words, replace)
+    if subject is not None and not clause.question:
+        _unstressed(parsed, parsed.words[clause.head], subject, replace)
     return replace
+
+
+def _unstressed(parsed: Parsed, verb: Word, subject: Word, replace: dict[int, str]) -> None:
+    """The "do" that only stresses left out, its verb agreeing: "I do love hiking" →
+    "Maya Chen loves hiking", "Andrew does love Toby" → "Andrew loves Toby"."""
+    stress = [a for a in parsed.kids(verb.i, "aux") if a.lower in ("do", "does") and a.i < verb.i]
+    if not stress or verb.tag != "VB" or parsed.kids(verb.i, "neg"):
+        return
+    replace[stress[0].i] = ""
+    singular = stress[0].lower == "does" or subject.lower in _PRONOUN_SUBJECTS
+    replace[verb.i] = third_person(verb.lower) if singular else verb.text
 
 
 def _be(parsed: Parsed, clause: Clause, subject: Word, written_as: str | None) -> str:

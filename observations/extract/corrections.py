@@ -15,7 +15,7 @@ read as a possessive, "cats" as a verb): "it's", "it is" or "its" at its start (
 A reply that opens with a bare X and "actually" ("2nd dan actually 😅", "brown belt
 actually") corrects without naming Y: it puts right the thing the latest claim about
 the member named, when that claim was made just before (``Correction.wrong`` is empty):
-"kenji just got his black belt" → "Kenji Mori just got Kenji Mori's 2nd dan."
+"kenji just got his black belt" → "Kenji Mori got Kenji Mori's 2nd dan."
 """
 
 from __future__ import annotations

@@ -155,6 +155,7 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
     return None
 
 
+_THE_KIN = FAMILY | words("kids kid children husband wife baby twins")
 _BYGONE = frozenset(("childhood", "old", "late", "former", "ex", "previous", "first"))
 
 
@@ -167,12 +168,23 @@ def _bare_name(parsed: Parsed, word: Word) -> bool:
     return before not in ('"', "'", "“", "‘")
 
 
+def the_kin(parsed: Parsed, word: Word) -> bool:
+    """Family the speaker calls "the" ("the kids", "the 2 younger kids", "the hubby"): the
+    speaker's own; not when a phrase says whose ("the kids at school", "the kids who…")."""
+    if word.lower not in _THE_KIN or word.pos != "NOUN" or word.dep not in CORE:
+        return False
+    kids = parsed.kids(word.i)
+    dets = [k for k in kids if k.dep in ("det", "poss")]
+    told = any(k.dep in ("prep", "relcl", "acl") for k in kids)
+    return len(dets) == 1 and dets[0].lower == "the" and not told
+
+
 def _relation(
     parsed: Parsed, word: Word, speech: Speech, given: Word | None = None
 ) -> Referent | None:
     owners = parsed.kids(word.i, "poss")
     if not owners:
-        bare = word.lower in FAMILY and not parsed.kids(word.i, "det")
+        bare = (word.lower in FAMILY and not parsed.kids(word.i, "det")) or the_kin(parsed, word)
         return Referent("relation", f"{speech.me.possessive} {word.lower}", speech.speaker,
                         role(word), None, word.lower) if bare else None  # fmt: skip
     owner = pronoun(owners[0], speech) if is_pronoun(owners[0]) else None

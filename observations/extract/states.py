@@ -154,6 +154,8 @@ def _state(f: Frame, comp: Word) -> Reading | None:
     number = [k for k in f.parsed.words[comp.left : comp.i] if k.tag == "CD"]
     if lemma == "old" and number:
         return _reading(f, "identity", "age", number[0].i, 0.9)
+    if f.modal is not None and comp.dep == "attr":
+        return None  # what one would or will be: "you'd be a great counselor", a wish or praise
     if comp.pos == "NOUN" and lemma in OCCUPATIONS and comp.dep == "attr":
         for employer in f.preps("at", "for", of=comp.i) if lemma != "student" else ():
             # "I'm a nurse at St. Jude's": bound to its workplace, the fact ends when the

@@ -250,7 +250,7 @@ def test_a_bare_correction_by_the_subject_puts_right_the_claim_just_before() -> 
     (rank,) = [f for f in found if f.owner_id == "tom"]
     assert (rank.key, rank.statement) == (
         "experience:get-dan",
-        "Tom Okafor just got Tom Okafor's 2nd dan.",
+        "Tom Okafor got Tom Okafor's 2nd dan.",
     )
     assert "said_by" not in rank.fields and rank.source_event_ids == (101, 102)
 
