@@ -40,7 +40,7 @@ from observations.extract.references import (
 )
 from observations.extract.render import render, sentence_case, strip_article
 from observations.extract.rules import read
-from observations.extract.vocabulary import COGNITION, FAMILY, words
+from observations.extract.vocabulary import BARE_INFINITIVE_AFTER, COGNITION, FAMILY, words
 
 _CONDITIONS = words("if unless when whenever whether once where wherever though")
 _HEDGES = words(
@@ -50,6 +50,7 @@ _HEDGES = words(
 _INTENSIFIERS = words(
     "even definitely really totally actually literally absolutely seriously also personally"
 )
+_TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though lol haha lmao")
 _QUOTES = frozenset(('"', "“", "”", "''", "``"))
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
 _SPEAKER_WORDS = frozenset(("i", "we"))
@@ -245,6 +246,10 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     words -= {w.i for w in map(parsed.words.__getitem__, words) if _intensifier(parsed, w)}
     for i in [i for i in words if _remark_on_it(parsed, parsed.words[i])]:
         words -= {*parsed.subtree(i), parsed.words[i].left - 1}
+    said = [i for i in sorted(words) if parsed.words[i].text not in (".", "!", "?")]
+    tail = [parsed.words[i] for i in said[-2:]]
+    if len(said) > 2 and tail[0].text == "," and tail[1].lower in _TAIL_WORDS:
+        words -= set(said[-2:])  # "…on saturday, sorry", "…to berlin, yay"
     return _closing_quote(parsed, sorted(words))
 
 
@@ -367,6 +372,9 @@ def _agree(parsed: Parsed, verb: int, words: Sequence[int], replace: dict[int, s
     """Make the finite verb of ``verb`` agree with a third-person singular subject."""
     auxes = [a for a in parsed.kids(verb, "aux", "auxpass") if a.i < verb and a.tag != "TO"]
     finite = auxes[0] if auxes else parsed.words[verb]
+    head = parsed.words[finite.head]
+    if finite.tag == "VB" and finite.dep == "ccomp" and head.lemma in BARE_INFINITIVE_AFTER:
+        return  # "help you move", "let me know": a bare infinitive, no finite verb
     if finite.i in words:
         form = agreeing(finite)
         if form is not None:

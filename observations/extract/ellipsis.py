@@ -34,8 +34,8 @@ def restored(parsed: Parsed) -> str | None:
     prefix = _SPOKEN.get(first.lower) or _OF_TAG.get(_tag(first))
     if first.lemma in DIETS or _adjectival(parsed, first):
         prefix = "I'm "  # "pescatarian actually!", "excited for the future"
-    if first.lower == "been" and parsed.kids(first.i, "attr"):
-        return None  # "been a long road": its subject is "it"
+    if first.lower == "been" and parsed.kids(first.i, "attr", "npadvmod"):
+        return None  # "been a long road", "been a few days since…": its subject is "it"
     if prefix is None or first.dep in SUBJECTS:
         return None  # "Running is my therapy": a gerund that is the subject
     start = parsed.words[sentence[0]].start

@@ -223,6 +223,9 @@ def constraint(f: Frame) -> Reading | None:
         topic = f"diet:{topic}" if thing.lemma in FOODS else topic
         return Reading("constraint", topic, thing.i, "avoid", 0.75, True)
     if f.modal == "can" and f.negative and f.head.pos == "VERB" and f.lemma not in _NOT_ACTIONS:
+        told = f.parsed.kids(f.head.i, "dobj", "ccomp", "prep")
+        if f.lemma == "help" and (f.parsed.kids(f.head.i, "cc") or not told):
+            return None  # "I can't help but smile", "can't help smiling": no constraint
         return _reading(f, "constraint", verb_noun(f.parsed, f.head.i), None, 0.75)
     return None
 

@@ -28,7 +28,7 @@ from itertools import pairwise
 from observations.extract.analysis import Parsed, Word, analyse
 from observations.extract.base import FACT_KINDS, Extracted
 from observations.extract.references import CORE, POINTING, THIRD, points_nowhere
-from observations.extract.vocabulary import words
+from observations.extract.vocabulary import BARE_INFINITIVE_AFTER, words
 
 CHECKS: tuple[str, ...] = (
     "first_or_second_person",
@@ -193,6 +193,8 @@ def _disagrees(parsed: Parsed, word: Word) -> bool:
     finite = auxes[0] if auxes else verb
     if finite.i < word.i:  # question order or a fragment: nothing to compare
         return False
+    if finite.dep == "ccomp" and parsed.words[finite.head].lower in BARE_INFINITIVE_AFTER:
+        return False  # "Maya can't help Tom move": a bare infinitive
     bare = finite.tag == "VB" and not auxes and finite.pos in ("VERB", "AUX")
     return finite.tag == "VBP" or bare or finite.lower in _PLURAL_ONLY
 

@@ -126,6 +126,8 @@ COGNITION = words(
     """think guess believe know feel suppose reckon realize realise mean say tell admit figure
     bet swear hope wish notice remember forget suspect imagine doubt assume understand"""
 )
+# verbs whose object takes a bare infinitive ("help you move", "let me know", "saw her win")
+BARE_INFINITIVE_AFTER = words("help make let have watch see saw hear feel")
 # nouns and modifiers that judge rather than describe ("I'm such a mess", "a big fan")
 JUDGEMENTS = words(
     """mess wreck fool idiot disaster genius pro champ sucker kid baby person guy girl

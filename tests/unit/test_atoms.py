@@ -563,6 +563,7 @@ def test_where_a_car_is_says_nothing_of_which_car_it_is() -> None:
         ("i'm just learning the piano", "Maya Chen is learning the piano."),
         ("i just eat fish", "Maya Chen just eats fish."),  # "just" as "only" stays
         ("i also have a small garden", "Maya Chen has a small garden."),
+        ("i moved to berlin, yay", "Maya Chen moved to Berlin."),
         ("we do enjoy watching birds", "Maya Chen enjoys watching birds."),
         ("i don't enjoy watching birds", "Maya Chen doesn't enjoy watching birds."),
         ("i've been running farther to de-stress, which has been great for my headspace",
@@ -592,3 +593,15 @@ def test_the_kids_or_the_hubby_of_the_speaker_are_the_speakers_relations() -> No
 )
 def test_what_someone_would_or_will_be_is_no_identity(said: str) -> None:
     assert facts([("tom", "i'm thinking about a new job"), ("maya", said)]) == []
+
+
+def test_cant_help_but_is_no_constraint_and_a_bare_infinitive_keeps_its_form() -> None:
+    found = facts(
+        [
+            ("tom", "are you free on saturday?"),
+            ("maya", "i can't help but smile. i can't help you move on saturday, sorry"),
+        ]
+    )
+    assert [(f.key, f.statement) for f in found] == [
+        ("constraint:help", "Maya Chen can't help Tom Okafor move on 13 September 2025.")
+    ]

@@ -27,6 +27,8 @@ from observations.extract.ellipsis import restored
         ("Need a haircut.", None),  # a base form in -eed
         ("Running is my therapy.", None),  # the -ing word is the subject
         ("Been a long road.", None),  # "it has been"
+        ("Been a few days since we last talked.", None),
+        ("Been a while.", None),
         ("Sounds great!", None),
         ("Did you go?", None),
         ("I went home.", None),
