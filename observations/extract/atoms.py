@@ -36,6 +36,7 @@ from observations.extract.references import (
     points_nowhere,
     pronoun,
     the_kin,
+    they,
     written,
 )
 from observations.extract.render import render, sentence_case, strip_article
@@ -204,7 +205,7 @@ def _about(parsed: Parsed, clause: Clause, speech: Speech) -> tuple[Referent, Wo
     if head.lemma == "call" and any(k.lower == "me" for k in parsed.kids(head.i)):
         return speech.me, None  # "everyone calls me Lexi"
     if is_pronoun(word):
-        found = pronoun(word, speech)
+        found = pronoun(word, speech) or they(parsed, word, speech)
         return (found, None) if found is not None else None
     person = named(parsed, word, speech)
     if person is not None:
@@ -296,9 +297,10 @@ def voice(
     for i in words:
         word = parsed.words[i]
         if is_pronoun(word):
-            if points_nowhere(parsed, word) or _elliptical(word):
+            group = they(parsed, word, speech)
+            if group is None and (points_nowhere(parsed, word) or _elliptical(word)):
                 return None
-            found = pronoun(word, speech)
+            found = pronoun(word, speech) or group
             if found is None:
                 if word.lower in FIRST | _PRONOUN_SUBJECTS or word.dep in CORE | {"poss"}:
                     return None
@@ -310,7 +312,7 @@ def voice(
                 replace[i + 1] = ""
         elif _bare_kin(parsed, word):
             replace[i] = f"{speech.me.possessive} {word.lower}"  # "dad had surgery"
-        elif word.lower == "the" and the_kin(parsed, parsed.words[word.head]):
+        elif word.lower == "the" and the_kin(parsed, parsed.words[word.head], speech):
             replace[i] = speech.me.possessive  # "the kids" → "Maya Chen's kids"
         elif word.lower in SPOKEN_FORMS and (word.lower != "nt" or word.dep == "neg"):
             replace[i] = SPOKEN_FORMS[word.lower]

@@ -4,9 +4,11 @@ First person is the speaker ("we" too: a fact the speaker states about their hou
 theirs); "you" is the turn's addressee when that is a human member, and means nobody a
 fact can be about when it is the assistant. "he"/"she"/"him"/"her" mean the one person
 the turn named before them (a member, a relation such as "my sister Lena", or a named
-person), and nobody when there were none or several. Everything else that only points
-— "it", "they", "that", "something", "there" — means nobody: a clause whose subject or
-object is such a word is no fact.
+person), and nobody when there were none or several. "they"/"their" mean the one
+group of relations of the speaker or the addressee named in the last few turns ("my dogs",
+"your kids", "the kids"), when no other plural noun stands before them in the sentence.
+Everything else that only points — "it", "that", "something", "there" — means nobody: a
+clause whose subject or object is such a word is no fact.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from observations.extract.vocabulary import FAMILY, ROLES, TIME_NOUNS, words
 FIRST = words("i me my mine myself we us our ours ourselves")
 SECOND = words("you your yours yourself yourselves")
 THIRD = words("he him his himself she her hers herself")
+THEY = words("they their")
 POINTING = words(
     """it its itself they them their theirs themselves this that these those something
     someone somebody anything anyone anybody everything everyone stuff one there here"""
@@ -46,13 +49,23 @@ class Referent:
 
     @property
     def possessive(self) -> str:
-        return f"{self.name}'s"
+        return possessive(self.name)
 
     @property
     def short(self) -> str:
         """How a pronoun for them is written: a relation by its given name when it has one
         ("Lena" rather than "Maya Chen's sister Lena")."""
         return self.name.split()[-1] if self.kind == "relation" and self.given else self.name
+
+
+@dataclass(slots=True)
+class Heard:
+    """What a session's turns have named so far, for the turns after them."""
+
+    roles: dict[str, str] = field(default_factory=dict)  # a relation's given name → role
+    # each member's latest group of relations ("my dogs") and the turn it was named in
+    groups: dict[str, tuple[Referent, int]] = field(default_factory=dict)
+    kin: set[tuple[str, str]] = field(default_factory=set)  # (member id, role) named
 
 
 @dataclass(slots=True)
@@ -63,8 +76,9 @@ class Speech:
     addressee: Person | None
     cast: Cast
     named: list[Referent] = field(default_factory=list)
-    roles: dict[str, str] = field(default_factory=dict)  # given name → role, session-wide
+    heard: Heard = field(default_factory=Heard)  # the session's, shared by its turns
     relations: list[Referent] = field(default_factory=list)  # named relations ("my sister Lena")
+    seq: int = 0  # the turn's place in the session
 
     @property
     def me(self) -> Referent:
@@ -81,15 +95,29 @@ class Speech:
         people = {r.given or r.name: r for r in self.named}
         return next(iter(people.values())) if len(people) == 1 else None
 
+    def group(self) -> Referent | None:
+        """The one group of relations of the speaker or the addressee named in the last
+        few turns ("my dogs", "your kids"): whom "they" can mean."""
+        you = self.you()
+        people = [self.speaker, *([you.person] if you is not None and you.person else [])]
+        found = [self.heard.groups.get(p.actor_id) for p in people]
+        recent = [g for g, seq in filter(None, found) if self.seq - seq <= _RECENT_TURNS]
+        return recent[0] if len(recent) == 1 else None
+
     def note(self, referent: Referent, plural: bool = False) -> None:
+        owner = referent.person if referent.kind == "relation" else None
+        if owner is not None and referent.role:
+            self.heard.kin.add((owner.actor_id, referent.role))
+        if plural and owner is not None and not referent.given:
+            self.heard.groups[owner.actor_id] = (referent, self.seq)
         known = {r.given or r.name for r in self.named}
         single = referent.kind != "self" and not plural
         if single and (referent.given or referent.name) not in known:
             self.named.append(referent)
         if referent.kind == "relation" and referent.given and referent.role:
-            if referent.given not in self.roles and referent.called:
+            if referent.given not in self.heard.roles and referent.called:
                 self.relations.append(referent)
-            self.roles[referent.given] = referent.role
+            self.heard.roles[referent.given] = referent.role
 
 
 def pronoun(word: Word, speech: Speech) -> Referent | None:
@@ -104,6 +132,20 @@ def pronoun(word: Word, speech: Speech) -> Referent | None:
     return None
 
 
+def they(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
+    """The group "they" or "their" means ("them" is as often a thing); None when none or
+    several could be meant, or another plural noun stands before it in the sentence ("my
+    dogs love the parks, they are huge")."""
+    if word.lower not in THEY or word.pos not in ("PRON", "DET"):
+        return None
+    group = speech.group()
+    if group is None:
+        return None
+    before = range(word.i)
+    plural = [parsed.words[i] for i in before if parsed.words[i].tag in ("NNS", "NNPS")]
+    return None if any(w.lower != group.called for w in plural) else group
+
+
 def is_pronoun(word: Word) -> bool:
     lower = word.lower
     personal = lower in FIRST | SECOND | THIRD and word.pos in ("PRON", "DET")
@@ -115,9 +157,14 @@ def written(word: Word, referent: Referent) -> str:
     lower = word.lower
     if lower in _REFLEXIVE:
         return "themself"
-    if lower in _POSSESSIVE or (lower == "her" and word.tag == "PRP$"):
-        return f"{referent.short}'s"
+    if lower in _POSSESSIVE or (lower == "her" and word.tag == "PRP$") or lower == "their":
+        return possessive(referent.short)
     return referent.short
+
+
+def possessive(name: str) -> str:
+    """ "Maya Chen's", "Audrey's dogs'"."""
+    return f"{name}'" if name.endswith("s") and " " in name else f"{name}'s"
 
 
 def points_nowhere(parsed: Parsed, word: Word) -> bool:
@@ -149,12 +196,16 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
         return _relation(parsed, titled[0], speech, word)  # "my manager greg"
     if word.pos == "PROPN" and word.dep != "compound" and _bare_name(parsed, word):
         given = word.lower
-        if given in speech.roles:
-            return Referent("relation", word.text, speech.speaker, speech.roles[given], given)
+        if given in speech.heard.roles:
+            role_of = speech.heard.roles[given]
+            return Referent("relation", word.text, speech.speaker, role_of, given)
         return Referent("outsider", name_of(parsed, word.i), None, None, given)
     return None
 
 
+_RECENT_TURNS = 4
+_CHILDREN = frozenset(("child", "son", "daughter"))
+_SUBJECT_OR_OBJECT = words("nsubj nsubjpass dobj")
 _THE_KIN = FAMILY | words("kids kid children husband wife baby twins")
 _BYGONE = frozenset(("childhood", "old", "late", "former", "ex", "previous", "first"))
 
@@ -168,10 +219,16 @@ def _bare_name(parsed: Parsed, word: Word) -> bool:
     return before not in ('"', "'", "“", "‘")
 
 
-def the_kin(parsed: Parsed, word: Word) -> bool:
-    """Family the speaker calls "the" ("the kids", "the 2 younger kids", "the hubby"): the
-    speaker's own; not when a phrase says whose ("the kids at school", "the kids who…")."""
-    if word.lower not in _THE_KIN or word.pos != "NOUN" or word.dep not in CORE:
+def the_kin(parsed: Parsed, word: Word, speech: Speech) -> bool:
+    """Family the speaker calls "the" ("the hubby", "the kids", "the 2 younger kids"), as
+    subject or object: the speaker's own; children only once the speaker has named their
+    own ("my son", "my kids") in the session, so "a talent show for the kids" at a youth
+    centre is nobody's; not when a phrase says whose ("the kids at school", "the kids
+    who…")."""
+    if word.lower not in _THE_KIN or word.pos != "NOUN" or word.dep not in _SUBJECT_OR_OBJECT:
+        return False
+    named_own = {r for who, r in speech.heard.kin if who == speech.speaker.actor_id}
+    if role(word) == "child" and not named_own & _CHILDREN:
         return False
     kids = parsed.kids(word.i)
     dets = [k for k in kids if k.dep in ("det", "poss")]
@@ -184,13 +241,14 @@ def _relation(
 ) -> Referent | None:
     owners = parsed.kids(word.i, "poss")
     if not owners:
-        bare = (word.lower in FAMILY and not parsed.kids(word.i, "det")) or the_kin(parsed, word)
+        bare = word.lower in FAMILY and not parsed.kids(word.i, "det")
+        bare = bare or the_kin(parsed, word, speech)
         return Referent("relation", f"{speech.me.possessive} {word.lower}", speech.speaker,
                         role(word), None, word.lower) if bare else None  # fmt: skip
     owner = pronoun(owners[0], speech) if is_pronoun(owners[0]) else None
     if owner is None and owners[0].pos == "PROPN":
         owner = named(parsed, owners[0], speech)
-    if owner is None or owner.person is None or owners[0].lower in THIRD:
+    if owner is None or owner.person is None or owners[0].lower in THIRD | THEY:
         return None  # "her husband": not a person of its own for a later "she"
     if given is None:
         names = [k for k in parsed.kids(word.i, "appos", "npadvmod") if k.pos == "PROPN"]

@@ -43,7 +43,7 @@ from observations.extract.dates import DATE_FIELDS, ResolvedDate, find_dates, ye
 from observations.extract.ellipsis import restored
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
-from observations.extract.references import Referent, Speech
+from observations.extract.references import Heard, Referent, Speech
 from observations.extract.turns import Sentence, Turn
 from observations.extract.vocabulary import UNIQUE_ROLES, words
 
@@ -99,7 +99,7 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     pending = [(t, s) for t in turns if t.event.role == "user" for s in t.sentences]
     pending = [(t, s) for t, s in pending if not _only_a_question(s)]
     parsed = _with_subjects(analyse([s.text for _, s in pending]), [s for _, s in pending])
-    roles: dict[str, str] = {}
+    heard = Heard()
     speeches: dict[int, Speech] = {}
     hits: list[FactHit] = []
     asked: list[FactHit] = []  # statements asked to be confirmed: no facts, unless answered
@@ -107,7 +107,7 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     for (turn, sentence), (view, dates) in zip(pending, parsed, strict=True):
         speech = speeches.get(turn.event.id)
         if speech is None:
-            speech = speeches[turn.event.id] = _speech(cast, turn, roles)
+            speech = speeches[turn.event.id] = _speech(cast, turn, heard)
         known = len(speech.relations)
         answer = correction(view, opening=sentence.index == 0)
         if answer is not None:
@@ -308,9 +308,9 @@ def _put_right_in_place(view: Parsed, speech: Speech, atoms: list[Atom], right: 
     return found
 
 
-def _speech(cast: Cast, turn: Turn, roles: dict[str, str]) -> Speech:
+def _speech(cast: Cast, turn: Turn, heard: Heard) -> Speech:
     me = cast.people.get(turn.event.actor_id) or Person(turn.event.actor_id, turn.speaker)
-    return Speech(me, turn.to, cast, roles=roles)
+    return Speech(me, turn.to, cast, heard=heard, seq=turn.event.seq)
 
 
 def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
