@@ -24,7 +24,7 @@ from observations.extract.clauses import (
 )
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Reading, frame_of
-from observations.extract.inflect import agreeing, third_person
+from observations.extract.inflect import agreeing, third_person, written_out
 from observations.extract.lexicon import SPOKEN_FORMS
 from observations.extract.references import (
     CORE,
@@ -308,6 +308,8 @@ def voice(
             replace[i] = written(word, found)
             if word.dep in SUBJECTS and word.lower in _PRONOUN_SUBJECTS:
                 _agree(parsed, word.head, words, replace)
+            elif word.dep in SUBJECTS:
+                _clitic_after(parsed, word, replace)  # "she's" → "Lena's sister is"
             if _we_all(parsed, word):  # "we all" → "Maya Chen"
                 replace[i + 1] = ""
         elif _bare_kin(parsed, word):
@@ -327,6 +329,18 @@ def voice(
     if subject is not None and not clause.question:
         _unstressed(parsed, parsed.words[clause.head], subject, replace)
     return replace
+
+
+def _clitic_after(parsed: Parsed, subject: Word, replace: dict[int, str]) -> None:
+    """The clitic verb after a pronoun written as a name, written out: "she's allergic" →
+    "… is allergic", "they're" → "… are", "she's been" → "… has been"."""
+    at = subject.i + 1
+    if at >= len(parsed.words) or not parsed.words[at].text.startswith(("'", "’")):
+        return
+    after = parsed.words[at + 1] if at + 1 < len(parsed.words) else None
+    form = written_out(parsed.words[at], after)
+    if form is not None:
+        replace[at] = form
 
 
 def _unstressed(parsed: Parsed, verb: Word, subject: Word, replace: dict[int, str]) -> None:

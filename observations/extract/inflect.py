@@ -76,9 +76,12 @@ def _written_out(word: Word) -> str | None:
     return _BARE_FORMS.get(lower) if lower in ("'ll", "ll") else None
 
 
-def written_out(word: Word) -> str | None:
-    """A clitic verb written as a word, for any subject ("'ll" → "will", "'m" → "am")."""
+def written_out(word: Word, after: Word | None = None) -> str | None:
+    """A clitic verb written as a word, for any subject ("'ll" → "will", "'m" → "am",
+    "'s" → "is", or "has" before "been" or "got": ``after`` is the word after it)."""
     lower = word.lower
+    if lower == "'s" and word.tag == "VBZ":
+        return "has" if after is not None and after.lower in ("been", "got", "gotten") else "is"
     if lower in ("'m", "m"):
         return "am"
     if lower in ("'re", "re"):

@@ -627,3 +627,11 @@ def test_cant_help_but_is_no_constraint_and_a_bare_infinitive_keeps_its_form() -
     assert [(f.key, f.statement) for f in found] == [
         ("constraint:help", "Maya Chen can't help Tom Okafor move on 13 September 2025.")
     ]
+
+
+def test_the_clitic_after_a_pronoun_written_as_a_name_is_written_out() -> None:
+    said = "my sister is visiting. she's allergic to cats. she's got a new job at the hospital"
+    assert [f.statement for f in facts([("maya", said)])] == [
+        "Maya Chen's sister is allergic to cats.",
+        "Maya Chen's sister has got a new job at the hospital.",
+    ]
