@@ -344,8 +344,9 @@ def _clitic_after(parsed: Parsed, subject: Word, replace: dict[int, str]) -> Non
 
 
 def _unstressed(parsed: Parsed, verb: Word, subject: Word, replace: dict[int, str]) -> None:
-    """The "do" that only stresses left out, its verb agreeing: "I do love hiking" →
-    "Maya Chen loves hiking", "Andrew does love Toby" → "Andrew loves Toby"."""
+    """The "do" that only stresses left out, its verb agreeing: "we do enjoy watching
+    birds" → "Maya Chen enjoys watching birds", "Andrew does love Toby" → "Andrew loves
+    Toby"."""
     stress = [a for a in parsed.kids(verb.i, "aux") if a.lower in ("do", "does") and a.i < verb.i]
     if not stress or verb.tag != "VB" or parsed.kids(verb.i, "neg"):
         return
