@@ -31,7 +31,9 @@ from observations.extract.references import (
     FIRST,
     Referent,
     Speech,
+    as_name,
     is_pronoun,
+    kin_name,
     named,
     points_nowhere,
     pronoun,
@@ -316,6 +318,8 @@ def voice(
             replace[i] = f"{speech.me.possessive} {word.lower}"  # "dad had surgery"
         elif word.lower == "the" and the_kin(parsed, parsed.words[word.head], speech):
             replace[i] = speech.me.possessive  # "the kids" → "Maya Chen's kids"
+        elif word.text.islower() and _relatives_name(parsed, word, speech):
+            replace[i] = as_name(word.text)  # "my sister lena" → "… sister Lena"
         elif word.lower in SPOKEN_FORMS and (word.lower != "nt" or word.dep == "neg"):
             replace[i] = SPOKEN_FORMS[word.lower]
         elif word.pos in ("PROPN", "NOUN") and word.dep != "compound":
@@ -329,6 +333,12 @@ def voice(
     if subject is not None and not clause.question:
         _unstressed(parsed, parsed.words[clause.head], subject, replace)
     return replace
+
+
+def _relatives_name(parsed: Parsed, word: Word, speech: Speech) -> bool:
+    """The given name of a relation of the session ("tom" of "my brother tom")."""
+    known = word.pos in ("PROPN", "NOUN") and word.lower in speech.heard.roles
+    return known or kin_name(parsed, word)
 
 
 def _clitic_after(parsed: Parsed, subject: Word, replace: dict[int, str]) -> None:

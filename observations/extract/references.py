@@ -194,6 +194,8 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
     titled = [k for k in parsed.kids(word.i) if k.lemma in ROLES and k.i == word.i - 1]
     if word.pos == "PROPN" and titled and parsed.kids(titled[0].i, "poss"):
         return _relation(parsed, titled[0], speech, word)  # "my manager greg"
+    if kin_name(parsed, word):
+        return _relation(parsed, parsed.words[word.i - 1], speech, word)  # "my sister lena"
     if word.pos == "PROPN" and word.dep != "compound" and _bare_name(parsed, word):
         given = word.lower
         if given in speech.heard.roles:
@@ -207,7 +209,32 @@ _RECENT_TURNS = 4
 _CHILDREN = frozenset(("child", "son", "daughter"))
 _SUBJECT_OR_OBJECT = words("nsubj nsubjpass dobj")
 _THE_KIN = FAMILY | words("kids kid children husband wife baby twins")
+_KIN = FAMILY | words(
+    """sister brother wife husband mother father son daughter cousin aunt uncle niece nephew
+    grandmother grandfather partner boyfriend girlfriend fiance fiancee"""
+)
+_KIN_COMPOUNDS = words(
+    """tongue city company figure ship board land language country nature hood site
+    organization organisation school"""
+)
 _BYGONE = frozenset(("childhood", "old", "late", "former", "ex", "previous", "first"))
+
+
+def kin_name(parsed: Parsed, word: Word) -> bool:
+    """ "my sister lena" parsed with "lena" as a common noun that "sister" qualifies and "my"
+    owns: a relative named, not a thing of the speaker's called "sister lena" (but "my
+    mother tongue", "my sister city")."""
+    before = parsed.words[word.i - 1] if word.i > 0 else None
+    if before is None or before.head != word.i or before.dep != "compound":
+        return False
+    if before.lower not in _KIN or word.tag != "NN" or word.lemma in ROLES | _KIN_COMPOUNDS:
+        return False
+    return word.text.isalpha() and bool(parsed.kids(word.i, "poss"))
+
+
+def as_name(text: str) -> str:
+    """A given name as a name, however it was typed: "priya" → "Priya"."""
+    return text[:1].upper() + text[1:] if text.islower() else text
 
 
 def _bare_name(parsed: Parsed, word: Word) -> bool:
@@ -239,7 +266,7 @@ def the_kin(parsed: Parsed, word: Word, speech: Speech) -> bool:
 def _relation(
     parsed: Parsed, word: Word, speech: Speech, given: Word | None = None
 ) -> Referent | None:
-    owners = parsed.kids(word.i, "poss")
+    owners = parsed.kids(word.i, "poss") or (parsed.kids(given.i, "poss") if given else [])
     if not owners:
         bare = word.lower in FAMILY and not parsed.kids(word.i, "det")
         bare = bare or the_kin(parsed, word, speech)
@@ -264,6 +291,6 @@ def _relation(
         ):
             names.append(after)  # "meet Toby, my puppy"; not "Max, my childhood dog"
         given = names[0] if names else None
-    title = f"{owner.possessive} {word.text}" + (f" {given.text}" if given else "")
+    title = f"{owner.possessive} {word.text}" + (f" {as_name(given.text)}" if given else "")
     lower = given.lower if given else None
     return Referent("relation", title, owner.person, role(word), lower, word.lower)

@@ -635,3 +635,16 @@ def test_the_clitic_after_a_pronoun_written_as_a_name_is_written_out() -> None:
         "Maya Chen's sister is allergic to cats.",
         "Maya Chen's sister has got a new job at the hospital.",
     ]
+
+
+def test_a_relative_named_in_lowercase_is_the_relative_with_the_name_written_as_a_name() -> None:
+    found = facts(
+        [("tom", "my sister lena lives in porto. my brother mo works at google. "
+                 "my mother tongue is spanish")]
+    )  # fmt: skip
+    assert sorted((f.key, f.statement) for f in found) == [
+        ("relationship:brother:mo", "Tom Okafor's brother is Mo."),
+        ("relationship:brother:mo:employer", "Tom Okafor's brother Mo works at Google."),
+        ("relationship:sister:lena", "Tom Okafor's sister is Lena."),
+        ("relationship:sister:lena:city", "Tom Okafor's sister Lena lives in Porto."),
+    ]
