@@ -18,6 +18,7 @@ the lower-cased words, enough for the statement checks.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import threading
@@ -155,6 +156,18 @@ def _loaded() -> _Pipeline:
             ruler = nlp.get_pipe("attribute_ruler")
             _pipeline = _Pipeline(nlp, Attributes(ruler), nlp.get_pipe("lemmatizer"))
         return _pipeline
+
+
+def known_verb(word: str) -> bool:
+    """Whether ``word`` (lower case) is the base form of an English verb in the pipeline's
+    lemmatizer tables: the tagger reads "to seattle" as an infinitive, the tables do not."""
+    return word in _verbs()
+
+
+@functools.cache
+def _verbs() -> frozenset[str]:
+    tables = _loaded().lemmatizer.lookups
+    return frozenset(tables.get_table("lemma_index")["verb"])
 
 
 def analyse(texts: Sequence[str], *, light: bool = False) -> list[Parsed]:

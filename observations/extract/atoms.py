@@ -53,7 +53,7 @@ _HEDGES = words(
 _INTENSIFIERS = words(
     "even definitely really totally actually literally absolutely seriously also personally"
 )
-_TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though lol haha lmao")
+_TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though lol haha lmao rn tbh imo")
 _QUOTES = frozenset(('"', "“", "”", "''", "``"))
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
 _SPEAKER_WORDS = frozenset(("i", "we"))

@@ -34,6 +34,8 @@ from observations.extract.vocabulary import (
     WEEKDAYS,
 )
 
+_DAYS = frozenset(("birthday", "anniversary"))  # "my birthday is on the 3rd of march"
+
 
 def attribute(f: Frame) -> Reading | None:
     """Said of a "my <noun>": "My favorite drink is a flat white", "my goal is to run…"."""
@@ -52,9 +54,9 @@ def attribute(f: Frame) -> Reading | None:
     if noun.lemma in GOAL_NOUNS:
         return _reading(f, "goal", verb_noun(f.parsed, value.i), value.i, 0.85)
     if noun.lemma in OWN_ATTRIBUTES:
-        if value in f.preps() and not f.comps():  # "my car is in the shop" says where, not which
-            return None
         kind, topic = OWN_ATTRIBUTES[noun.lemma]
+        if value in f.preps() and not f.comps() and topic not in _DAYS:
+            return None  # "my car is in the shop" says where, not which
         return _reading(f, kind, topic, value.i, 0.9)
     return None
 

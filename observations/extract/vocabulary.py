@@ -95,6 +95,7 @@ OWN_ATTRIBUTES = {
     "hometown": ("identity", "origin"),
     "birthday": ("identity", "birthday"),
     "bday": ("identity", "birthday"),
+    "anniversary": ("identity", "anniversary"),
     "age": ("identity", "age"),
     "budget": ("constraint", "budget"),
     "diet": ("constraint", "diet"),

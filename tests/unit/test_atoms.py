@@ -648,3 +648,19 @@ def test_a_relative_named_in_lowercase_is_the_relative_with_the_name_written_as_
         ("relationship:sister:lena", "Tom Okafor's sister is Lena."),
         ("relationship:sister:lena:city", "Tom Okafor's sister Lena lives in Porto."),
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "statement"),
+    [
+        ("my birthday is on the 3rd of march", "identity:birthday",
+         "Tom Okafor's birthday is on 3 March."),
+        ("our anniversary is june 5th", "identity:anniversary",
+         "Tom Okafor's anniversary is on 5 June."),
+        ("i moved to seattle in 2021", "identity:city", "Tom Okafor moved to Seattle in 2021."),
+    ],
+)  # fmt: skip
+def test_a_day_of_the_year_or_a_city_typed_in_lowercase_is_its_attribute(
+    said: str, key: str, statement: str
+) -> None:
+    assert [(f.key, f.statement) for f in facts([("tom", said)])] == [(key, statement)]
