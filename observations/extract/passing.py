@@ -101,6 +101,9 @@ def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
                 yield found
 
 
+_LET_GO = frozenset(("sell", "scrap", "total", "crash", "wreck", "trade", "return", "lose"))
+
+
 def _mine(parsed: Parsed, word: Word, bare: bool = False) -> bool:
     """ "my place", "our flat" (or, with ``bare``, no owner at all: "first week at…")."""
     owners = parsed.kids(word.i, "poss")
@@ -118,7 +121,10 @@ def _car_name(parsed: Parsed, word: Word) -> bool:
 
 def _my_car(parsed: Parsed, word: Word) -> bool:
     """ "my corolla", "my honda civic" (the parse may hang "my" on "honda"), or a new one
-    with no other owner: "took the new outback up to tahoe"."""
+    with no other owner: "took the new outback up to tahoe"; not one let go ("sold my
+    civic")."""
+    if word.dep == "dobj" and parsed.words[word.head].lemma in _LET_GO:
+        return False
     if any(_mine(parsed, w) for w in (word, *parsed.kids(word.i, "compound"))):
         return True
     new = any(k.lower == "new" for k in parsed.kids(word.i, "amod"))

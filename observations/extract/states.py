@@ -62,11 +62,17 @@ def attribute(f: Frame) -> Reading | None:
 
 
 def naming(f: Frame) -> Reading | None:
-    """A relation named: "my new boss is Aisha Karim" (relationship:manager)."""
+    """A relation named: "my new boss is Aisha Karim" (relationship:manager), "my new
+    manager is called dana", "my cat is named Mochi"."""
     subject = f.parsed.words[f.clause.subject] if f.clause.subject is not None else None
-    if subject is None or subject.lemma not in ROLES or not f.copula:
+    if subject is None or subject.lemma not in ROLES:
         return None
-    names = [c for c in f.comps() if c.pos == "PROPN"]
+    if f.copula:
+        names = [c for c in f.comps() if c.pos == "PROPN"]
+    elif f.lemma in ("call", "name") and f.head.tag == "VBN" and f.kids("auxpass"):
+        names = [c for c in f.kids("oprd", "attr") if c.pos in ("PROPN", "NOUN")]
+    else:
+        return None
     return _reading(f, "relationship", "", names[0].i, 0.8) if names else None
 
 
@@ -158,6 +164,8 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return _reading(f, "identity", "age", number[0].i, 0.9)
     if f.modal is not None and comp.dep == "attr":
         return None  # what one would or will be: "you'd be a great counselor", a wish or praise
+    if comp.dep == "attr" and _an_age(f, comp):
+        return _reading(f, "identity", "age", comp.i, 0.8)  # "i'm 34 now"
     if comp.pos == "NOUN" and lemma in OCCUPATIONS and comp.dep == "attr":
         for employer in f.preps("at", "for", of=comp.i) if lemma != "student" else ():
             # "I'm a nurse at St. Jude's": bound to its workplace, the fact ends when the
@@ -172,6 +180,13 @@ def _state(f: Frame, comp: Word) -> Reading | None:
     if placed and f.preps("in", of=comp.i):
         return _reading(f, "identity", "city", f.preps("in", of=comp.i)[0].i, 0.8)
     return None
+
+
+def _an_age(f: Frame, comp: Word) -> bool:
+    """A bare number one is: "i'm 34 now" (not "34%", "5 minutes late")."""
+    if comp.tag != "CD" or not comp.text.isdigit() or f.kids(of=comp.i) or f.negative:
+        return False
+    return 0 < int(comp.text) < 120
 
 
 def _describes(f: Frame, comp: Word) -> bool:

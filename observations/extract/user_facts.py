@@ -345,12 +345,14 @@ _NAME_PARTICLES = words("de da do dos das di del la le of and am im van von der 
 
 
 def _named(atom: Atom) -> Atom:
-    """The atom with a lowercase place or employer capitalised, in its value and its
-    statement; a value that opens like a common noun phrase ("a hospital") is left."""
+    """The atom with a lowercase place, employer or relation's name ("my manager is called
+    dana") capitalised, in its value and its statement; a value that opens like a common
+    noun phrase ("a hospital") is left."""
     value = atom.value
     parts = value.split()
+    naming = atom.reading.kind == "relationship" and not atom.reading.topic
     if (
-        atom.reading.topic not in _NAMED_TOPICS
+        (atom.reading.topic not in _NAMED_TOPICS and not naming)
         or not parts
         or value != value.lower()
         or parts[0] in _NOT_NAMES

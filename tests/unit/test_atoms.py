@@ -664,3 +664,21 @@ def test_a_day_of_the_year_or_a_city_typed_in_lowercase_is_its_attribute(
     said: str, key: str, statement: str
 ) -> None:
     assert [(f.key, f.statement) for f in facts([("tom", said)])] == [(key, statement)]
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("i'm 34 now", [("identity:age", "Tom Okafor is 34 now.")]),
+        ("we're 2 hours away", []),
+        ("my new manager is called dana", [
+            ("relationship:manager", "Tom Okafor's new manager is called Dana.")]),
+        ("my cat is named mochi", [("relationship:cat", "Tom Okafor's cat is named Mochi.")]),
+        ("sold my civic, got a used rav4", [
+            ("experience:sell-civic", "Tom Okafor sold Tom Okafor's civic."),
+            ("identity:car", "Tom Okafor got a used rav4."),
+        ]),
+    ],
+)  # fmt: skip
+def test_an_age_a_name_given_and_a_car_let_go(said: str, expected: list[tuple[str, str]]) -> None:
+    assert [(f.key, f.statement) for f in facts([("tom", said)])] == expected
