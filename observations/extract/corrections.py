@@ -75,9 +75,9 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
     if not nots or nots[0] == n or nots[0] == len(found) - 1:
         return None
     right = tuple(found[n : nots[0]])
-    if len(right) > 4 or any(w.pos not in (*_CONTENT, "DET") for w in right):
+    if len(right) > 4 or any(not _content(w) and w.pos != "DET" for w in right):
         return None
-    if right[-1].pos not in _CONTENT:
+    if not _content(right[-1]):
         return None
     return Correction(right, tuple(found[nots[0] + 1 :]))
 
@@ -137,6 +137,12 @@ def _loose(parsed: Parsed, word: Word) -> bool:
 
 def _emoji(word: Word) -> bool:
     return not any(c.isalnum() for c in word.text)
+
+
+def _content(word: Word) -> bool:
+    """A word X can be made of: a noun, name, number or adjective, or a plural noun the
+    parse took for a verb ("tree nuts not peanuts": "nuts" as VBZ)."""
+    return word.pos in _CONTENT or (word.tag == "VBZ" and word.lower.endswith("s"))
 
 
 def corrects(claim: Extracted, said: Correction) -> bool:

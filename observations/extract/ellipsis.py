@@ -70,3 +70,21 @@ def _first_verb(parsed: Parsed, sentence: range) -> Word | None:
         usable = word.pos in ("VERB", "AUX", "NOUN") or word.lower in _SPOKEN
         return word if usable or word.lemma in DIETS else None
     return None
+
+
+def unpossessed(parsed: Parsed) -> str | None:
+    """A sentence with no verb whose "'s" the parse read as a possessive of a name ("cleo's
+    allergic to peanuts": "Cleo is allergic…"), with the "'s" written as "is"; None for
+    any other sentence."""
+    if any(w.pos in ("VERB", "AUX") for w in parsed.words):
+        return None
+    for word in parsed.words[1:-1]:
+        owner = parsed.words[word.i - 1]
+        if word.tag != "POS" or owner.pos != "PROPN":
+            continue
+        said = next((w for w in parsed.words[word.i + 1 :] if w.tag != "RB"), None)
+        if said is None or said.tag not in ("JJ", "VBG"):
+            continue
+        if said.head == owner.i or owner.head == said.i:  # not "cleo's new flat"
+            return f"{parsed.text[: word.start].rstrip()} is{parsed.text[word.end :]}"
+    return None

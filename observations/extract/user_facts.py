@@ -40,7 +40,7 @@ from observations.extract.corrections import (
     corrects,
 )
 from observations.extract.dates import DATE_FIELDS, ResolvedDate, find_dates, yearly_dates
-from observations.extract.ellipsis import restored
+from observations.extract.ellipsis import restored, unpossessed
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
 from observations.extract.references import Heard, Referent, Speech
@@ -245,11 +245,17 @@ def _with_subjects(
     """Each sentence's parse and dates; a sentence that left out its first-person subject
     ("Went to the park yesterday") is parsed again with it (:mod:`.ellipsis`), its dates
     moved along; a statement asked to be confirmed ("her bday is june 3rd right?") is
-    parsed again without its tag (:func:`checked`)."""
+    parsed again without its tag (:func:`checked`); one whose "'s" was read as a
+    possessive ("cleo's allergic to peanuts") is parsed again with "is" for it."""
     found = [(view, s.dates) for view, s in zip(views, sentences, strict=True)]
     fixed = {n: text for n, (view, _) in enumerate(found) if (text := restored(view))}
     restored_at = set(fixed)
     fixed |= {n: text for n, s in enumerate(sentences) if n not in fixed and (text := checked(s))}
+    fixed |= {
+        n: text
+        for n, (view, dates) in enumerate(found)
+        if n not in fixed and not dates and (text := unpossessed(view))
+    }
     fixed |= {
         n: right[0] for n, s in enumerate(sentences) if n not in fixed and (right := righted(s))
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from observations.extract.analysis import analyse
-from observations.extract.ellipsis import restored
+from observations.extract.ellipsis import restored, unpossessed
 
 
 @pytest.mark.parametrize(
@@ -37,3 +37,19 @@ from observations.extract.ellipsis import restored
 def test_a_sentence_without_its_subject_gets_the_speakers_back(said: str, read: str | None) -> None:
     (parsed,) = analyse([said])
     assert restored(parsed) == read
+
+
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        ("cleo's allergic to peanuts", "cleo is allergic to peanuts"),
+        ("Cleo's so excited for the trip", "Cleo is so excited for the trip"),
+        ("cleo's dog is cute", None),  # a verb: the possessive stands
+        ("cleo's new flat", None),
+    ],
+)
+def test_a_possessive_s_in_a_sentence_with_no_verb_is_read_as_is(
+    said: str, read: str | None
+) -> None:
+    (parsed,) = analyse([said])
+    assert unpossessed(parsed) == read

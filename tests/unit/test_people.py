@@ -190,6 +190,19 @@ def test_a_member_who_corrects_a_friends_claim_about_them_puts_it_right() -> Non
     assert allergy.source_event_ids == (101, 102)
 
 
+def test_a_claim_written_with_a_possessive_s_is_corrected_by_tree_nuts_not_peanuts() -> None:
+    found = facts(
+        [
+            ("maya", "hi"),
+            ("tom", "btw maya's allergic to peanuts so no satay pls"),
+            ("maya", "actually it's tree nuts not peanuts lol"),
+        ]
+    )
+    (allergy,) = [f for f in found if f.kind == "constraint"]
+    assert (allergy.owner_id, allergy.key) == ("maya", "constraint:allergy:nut")
+    assert allergy.statement == "Maya Chen is allergic to tree nuts."
+
+
 @pytest.mark.parametrize(
     "answer",
     [
