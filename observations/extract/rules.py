@@ -163,10 +163,22 @@ def _misread_infinitive(f: Frame, word: Word) -> bool:
 
 
 def study(f: Frame) -> Reading | None:
+    """What one studies, or the school or programme one got into: "I study law", "got into
+    the masters program at edinburgh", "I was admitted to Stanford"."""
+    if f.lemma in ("get", "accept", "admit") and not f.negative and f.modal is None:
+        found = [p for p in f.preps("into", "to") if p.lemma in _SCHOOLS or p.pos == "PROPN"]
+        places = found if f.lemma != "get" else [p for p in found if p.lemma in _SCHOOLS]
+        return _reading(f, "identity", "education", places[0].i, 0.75) if places else None
     if f.lemma not in ("study", "major"):
         return None
     found = f.kids("dobj") or f.preps("in")
     return _reading(f, "identity", "education", found[0].i, 0.75) if found else None
+
+
+_SCHOOLS = frozenset(
+    ("program", "programme", "university", "uni", "college", "school", "course", "phd",
+     "masters", "master", "degree", "academy", "bootcamp")
+)  # fmt: skip
 
 
 def vehicle(f: Frame) -> Reading | None:

@@ -682,3 +682,20 @@ def test_a_day_of_the_year_or_a_city_typed_in_lowercase_is_its_attribute(
 )  # fmt: skip
 def test_an_age_a_name_given_and_a_car_let_go(said: str, expected: list[tuple[str, str]]) -> None:
     assert [(f.key, f.statement) for f in facts([("tom", said)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("said", "education"),
+    [
+        ("i got into the masters program at edinburgh!!",
+         "Tom Okafor got into the masters program at edinburgh."),
+        ("i was admitted to Stanford", "Tom Okafor was admitted to Stanford."),
+        ("i got into cooking lately", None),
+        ("i got into an argument with maya", None),
+    ],
+)  # fmt: skip
+def test_the_school_or_programme_one_got_into_is_ones_education(
+    said: str, education: str | None
+) -> None:
+    found = [f.statement for f in facts([("tom", said)]) if f.key == "identity:education"]
+    assert found == ([education] if education else [])
