@@ -3,10 +3,13 @@
 Among an owner's **active** entries of one kind, two *compatible* entries are duplicates
 when their statements match after normalization (case, spacing, trailing punctuation), or
 when their embeddings (same model) have a cosine similarity of at least the threshold.
-Compatible: profile facts state the same value (so "favorite coin is Bitcoin" and "… is
-Ethereum" never merge however close their vectors), dated facts the same event time
-(episodic turns: the same day). Duplicates are grouped transitively (connected
-components), so the result does not depend on the order entries come in.
+Compatible: profile facts state the same value under the same key (so "favorite coin is
+Bitcoin" and "… is Ethereum" never merge however close their vectors), dated facts the
+same event time (episodic turns: the same day). Two profile facts with the same key and
+value are the same fact restated, however they are worded ("… is lactose-intolerant." and
+"… is still lactose-intolerant if u plan the menu."): they are duplicates too.
+Duplicates are grouped transitively (connected components), so the result does not
+depend on the order entries come in.
 
 The survivor is, for profile facts, the latest by the profile's rank (event time,
 confidence, id) — so the current value stays current — and otherwise the most confident,
@@ -69,9 +72,10 @@ def _plan_group(group: Sequence[EntryState], threshold: float) -> list[Merge]:
             parent[max(a, b)] = min(a, b)
 
     compat = [_compat(e) for e in group]
-    first: dict[tuple[str, Any], int] = {}
+    first: dict[Any, int] = {}
     for i, entry in enumerate(group):
-        j = first.setdefault((normalize(entry.statement), compat[i]), i)
+        restated = entry.kind in PROFILE_KINDS  # the same key and value is the same fact
+        j = first.setdefault(compat[i] if restated else (normalize(entry.statement), compat[i]), i)
         if j != i:
             union(j, i)
     codes: dict[Any, int] = {}
@@ -137,7 +141,12 @@ def _merge(members: Sequence[EntryState], threshold: float) -> Merge:
         survivor = max(members, key=lambda e: (e.confidence, -e.id))
     merged = tuple(sorted(e.id for e in members if e.id != survivor.id))
     exact = len({normalize(e.statement) for e in members}) == 1
-    how = "the same statement" if exact else f"embedding cosine >= {threshold:g}"
+    if exact:
+        how = "the same statement"
+    elif members[0].kind in PROFILE_KINDS:  # every member has the survivor's key and value
+        how = "the same key and value"
+    else:
+        how = f"embedding cosine >= {threshold:g}"
     # The latest use: an access, or a restatement (a duplicate recorded later), so decay
     # does not archive a fact said again an hour ago because its survivor is older.
     used = [e.last_accessed_at for e in members if e.last_accessed_at is not None]

@@ -20,6 +20,7 @@ from observations.extract.vocabulary import (
     GENDER,
     GOAL_NOUNS,
     HABITUAL,
+    INTOLERANCES,
     JOBS,
     JUDGEMENTS,
     KEEN,
@@ -138,6 +139,8 @@ def _workplace(f: Frame) -> Reading | None:
 def _state(f: Frame, comp: Word) -> Reading | None:
     lemma, kids = comp.lemma, f.kids(of=comp.i)
     mods = {k.lemma for k in kids if k.dep in ("amod", "compound", "npadvmod")}
+    if lemma in INTOLERANCES:  # beside a diet, not in its place: "vegan and gluten-free"
+        return _reading(f, "constraint", f"diet:{lemma}", comp.i, 0.85)
     if lemma in DIETS or lemma == "intolerant":
         return _reading(f, "constraint", "diet", comp.i, 0.85)
     if lemma == "allergic":

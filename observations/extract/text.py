@@ -32,6 +32,10 @@ _ASIDE_WORDS = re.compile(r"(?:,\s*)?\b(?:fyi|btw|tbh|imo|imho|lol|lmao|ngl)\b(?
 _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
+# "gluten free", "dairy-free", "lactose intolerant": one word, as the analysis reads it
+_DIET_WORDS = re.compile(
+    r"\b(gluten|dairy|sugar|nut|lactose)[\s-]+(free|intolerant)\b", re.IGNORECASE
+)
 _CAPTION_IN_TEXT = re.compile(r"\[(?:image|photo|img|picture)\s*:\s*([^\]]+)\]", re.I)
 _CAPTION_KEYS = ("image_caption", "blip_caption", "caption")
 _NOT_NAMES = frozenset(
@@ -71,8 +75,10 @@ def strip_filler(sentence: str) -> str:
 
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
-    shouting (an all-capitals sentence in sentence case), "im"/"ive" spelled out."""
+    shouting (an all-capitals sentence in sentence case), "im"/"ive" spelled out; a diet
+    written as one word ("gluten free" → "gluten-free")."""
     text = _PICTOGRAPHS.sub(" ", sentence)
+    text = _DIET_WORDS.sub(lambda m: f"{m[1]}-{m[2]}".lower(), text)
     text = _TRAILING_FILLER.sub("", text)
     text = " ".join(_ASIDE_WORDS.sub(lambda m: ", " if "," in m[0] else " ", text).split())
     text = text.replace(" ,", ",").strip(" ,")

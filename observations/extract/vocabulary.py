@@ -9,9 +9,13 @@ words = wordset  # the whitespace-separated words of a text, as a set
 
 LIKE = words("love like enjoy adore prefer fancy")
 DISLIKE = words("hate dislike detest loathe")
-DIETS = words(
-    """vegan vegetarian pescatarian pescetarian keto paleo diabetic celiac coeliac kosher halal
-    teetotal sober gluten-free dairy-free lactose-intolerant"""
+# what one cannot eat, each beside the others and beside a diet
+INTOLERANCES = words(
+    """gluten-free dairy-free lactose-intolerant sugar-free nut-free celiac coeliac
+    diabetic"""
+)
+DIETS = INTOLERANCES | words(
+    """vegan vegetarian pescatarian pescetarian keto paleo kosher halal teetotal sober"""
 )
 STATUS = words("married single divorced engaged widowed separated")
 GENDER = words("transgender trans nonbinary non-binary cisgender genderqueer")

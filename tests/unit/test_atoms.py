@@ -699,3 +699,15 @@ def test_the_school_or_programme_one_got_into_is_ones_education(
 ) -> None:
     found = [f.statement for f in facts([("tom", said)]) if f.key == "identity:education"]
     assert found == ([education] if education else [])
+
+
+def test_an_intolerance_is_a_constraint_of_its_own_beside_a_diet() -> None:
+    found = facts(
+        [("maya", "i'm vegetarian"), ("maya", "my husband is gluten free"),
+         ("maya", "im lactose intolerant too")]
+    )  # fmt: skip
+    assert [(f.key, f.statement) for f in found] == [
+        ("constraint:diet", "Maya Chen is vegetarian."),
+        ("relationship:husband:diet:gluten-free", "Maya Chen's husband is gluten-free."),
+        ("constraint:diet:lactose-intolerant", "Maya Chen is lactose-intolerant."),
+    ]

@@ -184,6 +184,17 @@ def test_profile_facts_with_different_values_never_merge_however_close() -> None
     assert plan_merge([entry(1, "BTC", vector=v), entry(2, "ETH", vector=v, hours=1)]) == []
 
 
+def test_profile_facts_of_one_key_and_value_merge_however_worded() -> None:
+    said = entry(1, "lactose-intolerant", key="constraint:diet:lactose-intolerant",
+                 statement="Nadia is lactose-intolerant.", vector=[1.0, 0.0])  # fmt: skip
+    again = replace(said, id=2, statement="Nadia is still lactose-intolerant if u plan the menu.",
+                    embedding=np.asarray([0.6, 0.8], dtype=np.float32),  # cosine 0.6
+                    valid_from=T0 + timedelta(days=30), source_event_ids=(20,))  # fmt: skip
+    [m] = plan_merge([said, again])
+    assert (m.survivor, m.merged, m.source_event_ids) == (2, (1,), (10, 20))
+    assert "the same key and value" in m.reason
+
+
 def test_profile_facts_of_different_keys_never_merge_however_alike() -> None:
     coffee = entry(1, "coffee", key="preference:coffee", statement="Maya loves coffee.")
     drink = entry(2, "coffee", key="preference:drink", statement="Maya loves coffee.", hours=1)
