@@ -166,7 +166,7 @@ def _loaded() -> _Pipeline:
         return _pipeline
 
 
-def known_verb(word: str) -> bool:
+def _known_verb(word: str) -> bool:
     """Whether ``word`` (lower case) is the base form of an English verb in the pipeline's
     lemmatizer tables: the tagger reads "to seattle" as an infinitive, the tables do not."""
     return word in _verbs()
@@ -190,15 +190,52 @@ def analyse(texts: Sequence[str], *, light: bool = False) -> list[Parsed]:
 
 
 def _view(doc: Any) -> Parsed:
-    words = tuple(_word(token) for token in doc)
+    words = _places_after_to([_word(token) for token in doc])
+    parsed = Parsed(doc.text, tuple(words), (), _children(words))
+    words = [_past_in_context(parsed, w) for w in words]
+    sentences = tuple(range(s.start, s.end) for s in doc.sents)
+    return Parsed(doc.text, tuple(words), sentences, parsed.children)
+
+
+def _children(words: Sequence[Word]) -> tuple[tuple[int, ...], ...]:
     children: list[list[int]] = [[] for _ in words]
     for word in words:
         if word.head != word.i:
             children[word.head].append(word.i)
-    parsed = Parsed(doc.text, words, (), tuple(tuple(c) for c in children))
-    words = tuple(_past_in_context(parsed, w) for w in words)
-    sentences = tuple(range(s.start, s.end) for s in doc.sents)
-    return Parsed(doc.text, words, sentences, parsed.children)
+    return tuple(tuple(c) for c in children)
+
+
+# verbs of going somewhere: after them, "to" + a word that is no verb names a place
+_MOTION = frozenset(("go", "move", "fly", "travel", "head", "drive", "relocate", "come", "get"))
+
+
+def _places_after_to(words: list[Word]) -> list[Word]:
+    """A place in lowercase after "to" that the tagger took for a verb, read as a place and
+    written as a name: "flying to porto" (parsed right but for the tag), "we went to
+    seattle" (parsed as "to" + an infinitive, whose other words then hang on the verb of
+    going). Only words that are no verb in the lemmatizer's tables."""
+    for n, word in enumerate(words):
+        if word.tag != "VB" or _known_verb(word.lower) or not word.text.isalpha():
+            continue
+        if word.dep == "pobj":
+            words[n] = replace(word, text=as_name(word.text), tag="NNP", pos="PROPN")
+            continue
+        head, to = words[word.head], words[n - 1] if n > 0 else None
+        going = word.dep in ("xcomp", "advcl") and head.lemma in _MOTION
+        if not going or to is None or to.lower != "to" or to.head != n:
+            continue
+        for k, kid in enumerate(words):
+            if kid.head == n and k != n - 1:
+                words[k] = replace(kid, head=head.i)  # "the day after tomorrow"
+        words[n - 1] = replace(to, dep="prep", tag="IN", pos="ADP", head=head.i, right=n)
+        words[n] = replace(word, text=as_name(word.text), dep="pobj", tag="NNP", pos="PROPN",
+                           head=n - 1, left=n, right=n)  # fmt: skip
+    return words
+
+
+def as_name(text: str) -> str:
+    """A name however it was typed: "priya" → "Priya"."""
+    return text[:1].upper() + text[1:] if text.islower() else text
 
 
 # Verbs whose past form is their base form: the tagger reads "i quit the job" as present.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from observations.extract.analysis import Parsed, Word
+from observations.extract.analysis import Parsed, Word, as_name
 from observations.extract.clauses import (
     SUBJECTS,
     Clause,
@@ -31,7 +31,6 @@ from observations.extract.references import (
     FIRST,
     Referent,
     Speech,
-    as_name,
     is_pronoun,
     kin_name,
     named,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from observations.extract.analysis import Parsed, Word
+from observations.extract.analysis import Parsed, Word, as_name
 from observations.extract.people import Cast, Person
 from observations.extract.topics import name_of, role
 from observations.extract.vocabulary import FAMILY, ROLES, TIME_NOUNS, words
@@ -230,11 +230,6 @@ def kin_name(parsed: Parsed, word: Word) -> bool:
     if before.lower not in _KIN or word.tag != "NN" or word.lemma in ROLES | _KIN_COMPOUNDS:
         return False
     return word.text.isalpha() and bool(parsed.kids(word.i, "poss"))
-
-
-def as_name(text: str) -> str:
-    """A given name as a name, however it was typed: "priya" → "Priya"."""
-    return text[:1].upper() + text[1:] if text.islower() else text
 
 
 def _bare_name(parsed: Parsed, word: Word) -> bool:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from observations.extract.analysis import Word, known_verb
 from observations.extract.clauses import GO
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
@@ -146,20 +145,15 @@ def place(f: Frame) -> Reading | None:
         found = f.preps("in")  # "I'm stuck in Prague", "we're settled in Leeds now"
         return _reading(f, "identity", "city", found[0].i, 0.75) if found else None
     if f.lemma in ("move", "relocate"):
-        found = f.preps("to") or [x for x in f.kids("xcomp") if _misread_infinitive(f, x)]
+        if f.subject_noun is not None or f.kids("auxpass", "nsubjpass"):
+            return None  # "my interview got moved to friday": a thing moved, not a home
+        found = f.preps("to")
         return _reading(f, "identity", "city", found[0].i, 0.8) if found else None
     origin = {"come": ("from",), "grow": ("in",), "bear": ("in",), "raise": ("in",)}
     if f.lemma in origin:
         found = f.preps(*origin[f.lemma])
         return _reading(f, "identity", "origin", found[0].i, 0.85) if found else None
     return None
-
-
-def _misread_infinitive(f: Frame, word: Word) -> bool:
-    """A place in lowercase after "to" that the tagger took for a verb ("moved to
-    seattle"): no verb of that name, nothing hanging on it but its "to"."""
-    kids = f.parsed.kids(word.i)
-    return word.tag == "VB" and not known_verb(word.lower) and all(k.tag == "TO" for k in kids)
 
 
 def study(f: Frame) -> Reading | None:

@@ -67,3 +67,23 @@ def _annotations(token: object) -> tuple[str, ...]:
     return tuple(
         str(getattr(token, name)) for name in ("text", "pos_", "morph", "lemma_", "tag_", "dep_")
     )
+
+
+@pytest.mark.parametrize(
+    ("said", "place"),
+    [
+        ("we went to seattle", "Seattle"),  # parsed as "to" + an infinitive
+        ("I'm flying to porto the day after tomorrow", "Porto"),  # parsed as a pobj verb
+    ],
+)
+def test_a_place_after_to_that_the_tagger_took_for_a_verb_is_a_place(said: str, place: str) -> None:
+    (parsed,) = analyse([said])
+    (word,) = [w for w in parsed.words if w.text == place]
+    to = parsed.words[word.head]
+    assert (word.pos, word.dep, to.lower, to.dep) == ("PROPN", "pobj", "to", "prep")
+    assert all(parsed.words[k].head != word.i for k in range(len(parsed.words)) if k != word.i)
+
+
+def test_an_infinitive_that_is_a_verb_stays_one() -> None:
+    (parsed,) = analyse(["i want to travel"])
+    assert [(w.text, w.dep, w.pos) for w in parsed.words][-1] == ("travel", "xcomp", "VERB")

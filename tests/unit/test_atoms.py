@@ -658,6 +658,8 @@ def test_a_relative_named_in_lowercase_is_the_relative_with_the_name_written_as_
         ("our anniversary is june 5th", "identity:anniversary",
          "Tom Okafor's anniversary is on 5 June."),
         ("i moved to seattle in 2021", "identity:city", "Tom Okafor moved to Seattle in 2021."),
+        ("flying to porto the day after tomorrow", "event:2025-09-10:fly-porto",
+         "Tom Okafor is flying to Porto on 10 September 2025."),
     ],
 )  # fmt: skip
 def test_a_day_of_the_year_or_a_city_typed_in_lowercase_is_its_attribute(
@@ -711,3 +713,8 @@ def test_an_intolerance_is_a_constraint_of_its_own_beside_a_diet() -> None:
         ("relationship:husband:diet:gluten-free", "Maya Chen's husband is gluten-free."),
         ("constraint:diet:lactose-intolerant", "Maya Chen is lactose-intolerant."),
     ]
+
+
+def test_a_thing_moved_to_another_day_is_no_home() -> None:
+    found = facts([("tom", "my interview at shopify got moved to friday")])
+    assert all(f.key != "identity:city" for f in found)
