@@ -37,6 +37,17 @@ class Server:
     queued: list[tuple[str, int]] = field(default_factory=list)
     projections: list[str] = field(default_factory=list)
     clock: list[datetime] = field(default_factory=lambda: [NOW])  # the server's time
+    uvicorn: uvicorn.Server | None = None
+
+    def settle(self, timeout: float = 20) -> None:
+        """Wait until no request is in flight: a response reaches the client before the
+        background tasks of its request (the hand-over of builds and projections) have
+        run, and a build started before them would find nothing queued."""
+        deadline = time.monotonic() + timeout
+        while self.uvicorn is not None and self.uvicorn.server_state.tasks:
+            if time.monotonic() > deadline:
+                raise TimeoutError("requests still in flight")
+            time.sleep(0.005)
 
     @contextmanager
     def at(self, moment: datetime) -> Iterator[None]:
@@ -58,6 +69,7 @@ class Server:
 
     def build_queued(self) -> int:
         """Build what the API queued, then bring the read models up to date."""
+        self.settle()
         config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
         done = 0
         with connect(self.db_url, autocommit=True) as conn:
@@ -70,6 +82,7 @@ class Server:
 
     def project_queued(self) -> list[str]:
         """Run the read-model projections the API queued; the tenants, in order."""
+        self.settle()
         done = []
         with connect(self.db_url, autocommit=True) as conn:
             while self.projections:
@@ -113,7 +126,9 @@ def api_server(db_url: str, redis_url: str, *, port: int = 0, **more: Any) -> It
             time.sleep(0.02)
         port = server.servers[0].sockets[0].getsockname()[1]
         try:
-            yield Server(f"http://127.0.0.1:{port}", db_url, state, queued, projections, clock)
+            yield Server(
+                f"http://127.0.0.1:{port}", db_url, state, queued, projections, clock, server
+            )
         finally:
             server.should_exit = True
             thread.join(timeout=10)

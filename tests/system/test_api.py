@@ -545,10 +545,12 @@ def test_maintenance_runs_a_job_once_per_interval_for_the_keys_tenant(server: Se
         server.build_queued()
         out = client.post("/v1/events", json={"events": SAMPLE[-2:]}).json()
         open_session = out["results"][-1]["session_id"]
+        server.settle()
         assert open_session not in out["sessions_closed"] and server.queued == []
         with server.at(NOW + timedelta(hours=1)):  # idle on both clocks an hour later
             swept = client.post("/v1/maintenance/sweep").json()
         assert swept["status"] == "done" and swept["stats"]["closed_idle"] >= 1
+        server.settle()
         assert ("tenant-o", open_session) in server.queued  # the sweep queued its build
 
 
