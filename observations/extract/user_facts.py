@@ -234,9 +234,17 @@ def _leading_run(words: tuple[Word, ...]) -> str:
 
 def _only_a_question(sentence: Sentence) -> bool:
     """A question from its first word on ("what did you…?", "can you…?"): nothing in it
-    to parse for facts; "i make 85k, can i afford it?" is parsed, its first clause a fact."""
+    to parse for facts; "i make 85k, can i afford it?" is parsed, its first clause a fact.
+    A question that names a group of someone's relations ("how are your dogs?") is parsed
+    all the same: the answer's "they" means them."""
     first = sentence.text.split(maxsplit=1)[0].lower() if sentence.text.split() else ""
-    return sentence.question and first in QUESTION_STARTS
+    return sentence.question and first in QUESTION_STARTS and not _GROUP.search(sentence.text)
+
+
+_GROUP = re.compile(
+    r"(?i)\b(?:my|your|our)\s+(?:\w+\s+)?(?:kids|children|sons|daughters|dogs|cats|pups|"
+    r"puppies|pets|parents|grandkids|twins)\b"
+)
 
 
 def _with_subjects(

@@ -718,3 +718,10 @@ def test_an_intolerance_is_a_constraint_of_its_own_beside_a_diet() -> None:
 def test_a_thing_moved_to_another_day_is_no_home() -> None:
     found = facts([("tom", "my interview at shopify got moved to friday")])
     assert all(f.key != "identity:city" for f in found)
+
+
+def test_they_may_mean_the_group_the_other_speaker_asked_about() -> None:
+    found = facts([("tom", "how are your dogs doing?"), ("maya", "they love the new park!")])
+    assert [(f.key, f.statement) for f in found] == [
+        ("relationship:dog:park", "Maya Chen's dogs love the new park.")
+    ]
