@@ -11,7 +11,8 @@ marker nearest before the phrase in its sentence decides (else the nearest after
   ("I'm excited" is not past, "we got married" is).
 
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
-past. An acknowledgement opening the clause ("got it, Monday then", "understood") says
+past; after "to" or "until" with a verb of rescheduling just before ("my interview got
+moved to friday", "pushed back to monday") future, whatever the verb's tense. An acknowledgement opening the clause ("got it, Monday then", "understood") says
 nothing of the phrase's time and is not read as past. No marker, no tense: the caller
 keeps its default.
 """
@@ -46,6 +47,10 @@ _PAST = _words(
 _BE_PRESENT = _words("am 'm is 's are 're i'm we're you're they're he's she's it's")
 _ADVERBS = _words("so very really not super pretty just still all also too")
 _LEADING: dict[str, Tense] = {"for": "future", "since": "past"}
+_RESCHEDULED = _words(
+    "moved pushed postponed rescheduled delayed bumped changed shifted move push postpone "
+    "reschedule delay bump change shift"
+)
 # "got it", "gotcha", "understood", "noted" as a reply, after an optional "ok", "great"…
 _ACKNOWLEDGEMENT = re.compile(
     r"^\W*(?:(?:ok|okay|alright|great|perfect|sure)\W+)?(?:got it|gotcha|understood|noted)\b\W+"
@@ -64,9 +69,12 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
     after = text[end:].lower()
     next_end = _SENTENCE_END.search(after)
     right = after[: next_end.start() if next_end else len(after)]
-    last_word = left.rsplit(None, 1)[-1] if left.strip() else ""
+    last = left.split()[-3:]
+    last_word = last[-1] if last else ""
     if last_word in _LEADING:
         return _LEADING[last_word]
+    if last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1]):
+        return "future"  # "got moved to friday": the new day is ahead of the move
     found = _markers(left)
     if found:
         return found[-1]
