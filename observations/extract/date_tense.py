@@ -12,9 +12,10 @@ marker nearest before the phrase in its sentence decides (else the nearest after
 
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
 past; after "to" or "until" with a verb of rescheduling just before ("my interview got
-moved to friday", "pushed back to monday") future, whatever the verb's tense. An acknowledgement opening the clause ("got it, Monday then", "understood") says
-nothing of the phrase's time and is not read as past. No marker, no tense: the caller
-keeps its default.
+moved to friday", "pushed back to monday") future, whatever the verb's tense. An
+acknowledgement opening the clause ("got it, Monday then", "understood") says nothing of
+the phrase's time and is not read as past. No marker, no tense: the caller keeps its
+default.
 """
 
 from __future__ import annotations
