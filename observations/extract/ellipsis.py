@@ -15,6 +15,7 @@ from observations.extract.clauses import SUBJECTS
 from observations.extract.vocabulary import DIETS, words
 
 _LEADING = words("just finally recently also still actually literally so then")
+_NOT_KEEN = (["a", "fan"], ["a", "big"], ["big", "on"])  # after a leading "not"
 _SPOKEN = {"been": "I've ", "gon": "I'm ", "gonna": "I'm ", "going": "I'm "}
 _OF_TAG = {"VBG": "I'm ", "VBD": "I ", "VBN": "I "}
 
@@ -28,6 +29,9 @@ def restored(parsed: Parsed) -> str | None:
     root = next((parsed.words[i] for i in sentence if parsed.words[i].head == i), None)
     if root is None or parsed.kids(root.i, *SUBJECTS, "expl"):
         return None
+    opening = [parsed.words[i].lower for i in sentence[:3]]
+    if opening[:1] == ["not"] and (opening[1:2] == ["into"] or opening[1:] in _NOT_KEEN):
+        return f"I'm not{parsed.text[parsed.words[sentence[0]].end :]}"  # "Not a fan of…"
     first = _first_verb(parsed, sentence)
     if first is None:
         return None

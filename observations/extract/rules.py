@@ -231,6 +231,8 @@ def constraint(f: Frame) -> Reading | None:
         if things and f.negative:
             topic = f"diet:{noun_topic(f.parsed, things[0].i)}"
             return _reading(f, "constraint", topic, things[0].i, 0.8)
+        if f.lemma == "drink" and f.negative and f.modal is None and not f.kids("prep"):
+            return _reading(f, "constraint", "diet:alcohol", None, 0.8)  # "i don't drink"
     if f.lemma == "avoid" and f.kids("dobj"):
         thing = f.kids("dobj")[0]
         topic = noun_topic(f.parsed, thing.i)

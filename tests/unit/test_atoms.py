@@ -672,6 +672,10 @@ def test_a_day_of_the_year_or_a_city_typed_in_lowercase_is_its_attribute(
     ("said", "expected"),
     [
         ("i'm 34 now", [("identity:age", "Tom Okafor is 34 now.")]),
+        ("i don't drink anymore",
+         [("constraint:diet:alcohol", "Tom Okafor doesn't drink anymore.")]),
+        ("not a fan of cilantro",
+         [("preference:cilantro", "Tom Okafor is not a fan of cilantro.")]),
         ("we're 2 hours away", []),
         ("my new manager is called dana", [
             ("relationship:manager", "Tom Okafor's new manager is called Dana.")]),

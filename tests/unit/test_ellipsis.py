@@ -28,6 +28,8 @@ from observations.extract.ellipsis import restored, unpossessed
         ("Running is my therapy.", None),  # the -ing word is the subject
         ("Been a long road.", None),  # "it has been"
         ("Been a few days since we last talked.", None),
+        ("Not a fan of cilantro at all", "I'm not a fan of cilantro at all"),
+        ("not into horror movies", "I'm not into horror movies"),
         ("Been a while.", None),
         ("Sounds great!", None),
         ("Did you go?", None),
