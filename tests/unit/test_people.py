@@ -175,32 +175,26 @@ def test_congratulations_on_a_new_job_are_the_member_congratulated_s_employer() 
     assert all(f.key != "identity:employer" for f in to_the_assistant)
 
 
-def test_a_member_who_corrects_a_friends_claim_about_them_puts_it_right() -> None:
-    found = facts(
-        [
-            ("tom", "hi"),
-            ("maya", "ok airbnb for the trip. tom is allergic to cats remember so no pets"),
-            ("tom", "its dogs not cats maya 😂 cats are fine"),
-        ]
-    )
+@pytest.mark.parametrize(
+    ("claim", "answer", "key", "statement"),
+    [
+        ("ok airbnb for the trip. tom is allergic to cats remember so no pets",
+         "its dogs not cats maya 😂 cats are fine",
+         "constraint:allergy:dog", "Tom Okafor is allergic to dogs."),
+        # the claim's "'s" read as a possessive, the answer without a comma
+        ("btw tom's allergic to peanuts so no satay pls",
+         "actually it's tree nuts not peanuts lol",
+         "constraint:allergy:nut", "Tom Okafor is allergic to tree nuts."),
+    ],
+)  # fmt: skip
+def test_a_member_who_corrects_a_friends_claim_about_them_puts_it_right(
+    claim: str, answer: str, key: str, statement: str
+) -> None:
+    found = facts([("tom", "hi"), ("maya", claim), ("tom", answer)])
     (allergy,) = [f for f in found if f.kind == "constraint"]
-    assert (allergy.owner_id, allergy.key) == ("tom", "constraint:allergy:dog")
-    assert allergy.statement == "Tom Okafor is allergic to dogs."
+    assert (allergy.owner_id, allergy.key, allergy.statement) == ("tom", key, statement)
     assert "said_by" not in allergy.fields and allergy.confidence > THIRD_PARTY_CONFIDENCE
     assert allergy.source_event_ids == (101, 102)
-
-
-def test_a_claim_written_with_a_possessive_s_is_corrected_by_tree_nuts_not_peanuts() -> None:
-    found = facts(
-        [
-            ("maya", "hi"),
-            ("tom", "btw maya's allergic to peanuts so no satay pls"),
-            ("maya", "actually it's tree nuts not peanuts lol"),
-        ]
-    )
-    (allergy,) = [f for f in found if f.kind == "constraint"]
-    assert (allergy.owner_id, allergy.key) == ("maya", "constraint:allergy:nut")
-    assert allergy.statement == "Maya Chen is allergic to tree nuts."
 
 
 @pytest.mark.parametrize(
