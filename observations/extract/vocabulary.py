@@ -14,6 +14,8 @@ INTOLERANCES = words(
     """gluten-free dairy-free lactose-intolerant sugar-free nut-free celiac coeliac
     diabetic"""
 )
+# the intolerances chat writes as two words ("gluten free"), which the analysis reads as one
+HYPHENATED_INTOLERANCES = tuple(sorted(w for w in INTOLERANCES if "-" in w))
 DIETS = INTOLERANCES | words(
     """vegan vegetarian pescatarian pescetarian keto paleo kosher halal teetotal sober"""
 )
