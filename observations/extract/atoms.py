@@ -215,8 +215,8 @@ def _about(parsed: Parsed, clause: Clause, speech: Speech) -> tuple[Referent, Wo
     if owners and word.pos == "NOUN":
         owner = pronoun(owners[0], speech) if is_pronoun(owners[0]) else None
         owner = owner or named(parsed, owners[0], speech)
-        if owner is not None and owner.kind in ("self", "member"):
-            return owner, word
+        if owner is not None and owner.kind in ("self", "member", "relation"):
+            return owner, word  # "my mom's birthday is…": the relation's
     return None
 
 

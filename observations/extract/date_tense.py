@@ -12,7 +12,8 @@ marker nearest before the phrase in its sentence decides (else the nearest after
 
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
 past; after "to" or "until" with a verb of rescheduling just before ("my interview got
-moved to friday", "pushed back to monday") future, whatever the verb's tense. An
+moved to friday", "pushed back to monday") future, whatever the verb's tense; after
+"is on" ("my interview is on friday") future. An
 acknowledgement opening the clause ("got it, Monday then", "understood") says nothing of
 the phrase's time and is not read as past. No marker, no tense: the caller keeps its
 default.
@@ -76,6 +77,8 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
         return _LEADING[last_word]
     if last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1]):
         return "future"  # "got moved to friday": the new day is ahead of the move
+    if last_word == "on" and len(last) > 1 and last[-2] in _BE_PRESENT:
+        return "future"  # "my interview is on friday": what is set for a day is ahead
     found = _markers(left)
     if found:
         return found[-1]

@@ -26,7 +26,14 @@ from collections.abc import Callable
 from observations.extract.clauses import GO
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
-from observations.extract.states import about_a_job, attribute, copula, naming, status
+from observations.extract.states import (
+    about_a_job,
+    attribute,
+    copula,
+    naming,
+    scheduled,
+    status,
+)
 from observations.extract.topics import (
     activity_topic,
     concrete,
@@ -332,6 +339,7 @@ def off_to(f: Frame) -> Reading | None:
 
 RULES: tuple[Rule, ...] = (
     attribute,
+    scheduled,
     naming,
     copula,
     called,

@@ -11,11 +11,13 @@ a "my <noun>": "my favorite drink is green tea" (preference:drink), "my name is 
 from __future__ import annotations
 
 from observations.extract.analysis import Word
+from observations.extract.date_periods import MONTHS
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
 from observations.extract.topics import noun_topic, part, skill_topic, topic_of, verb_noun
 from observations.extract.vocabulary import (
     DIETS,
+    EVENT_NOUNS,
     FAVORITE,
     GENDER,
     GOAL_NOUNS,
@@ -60,6 +62,26 @@ def attribute(f: Frame) -> Reading | None:
             return None  # "my car is in the shop" says where, not which
         return _reading(f, kind, topic, value.i, 0.9)
     return None
+
+
+def scheduled(f: Frame) -> Reading | None:
+    """An event of one's own set for a day: "my interview is on friday", "my exam is next
+    monday", "my sister's wedding is in two weeks" (an event, keyed by its date)."""
+    noun = f.subject_noun
+    if noun is None or noun.lemma not in EVENT_NOUNS or f.lemma != "be" or f.negative:
+        return None
+    when = [w for w in (*f.preps("on", "in"), *f.kids("npadvmod")) if _a_day(w)]
+    return _reading(f, "experience", part(noun.lemma), when[0].i, 0.8) if when else None
+
+
+_MONTHS = frozenset(m.lower() for m in MONTHS)
+
+
+def _a_day(word: Word) -> bool:
+    """A word that names a day or a span of days ("friday", "14th", "weeks", "june")."""
+    lower = word.lower
+    ordinal = lower[:-2].isdigit() and lower[-2:] in ("st", "nd", "rd", "th")
+    return lower in WEEKDAYS or word.lemma in TIME_NOUNS or lower in _MONTHS or ordinal
 
 
 def naming(f: Frame) -> Reading | None:

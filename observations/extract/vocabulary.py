@@ -133,6 +133,11 @@ COGNITION = words(
     """think guess believe know feel suppose reckon realize realise mean say tell admit figure
     bet swear hope wish notice remember forget suspect imagine doubt assume understand"""
 )
+# what is set for a day ("my interview is on friday")
+EVENT_NOUNS = words(
+    """interview exam test appointment surgery operation wedding party graduation flight
+    trip funeral shower recital concert match race marathon meeting deadline move"""
+)
 # verbs whose object takes a bare infinitive ("help you move", "let me know", "saw her win")
 BARE_INFINITIVE_AFTER = words("help make let have watch see saw hear feel")
 # nouns and modifiers that judge rather than describe ("I'm such a mess", "a big fan")
