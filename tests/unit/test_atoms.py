@@ -660,9 +660,18 @@ def test_a_relative_named_in_lowercase_is_the_relative_with_the_name_written_as_
         ("i moved to seattle in 2021", "identity:city", "Tom Okafor moved to Seattle in 2021."),
         ("flying to porto the day after tomorrow", "event:2025-09-10:fly-porto",
          "Tom Okafor is flying to Porto on 10 September 2025."),
+        # what is set for a day is an event of its owner (a relation's, of a relation)
+        ("my interview is on friday", "event:2025-09-12:interview",
+         "Tom Okafor's interview is on 12 September 2025."),
+        ("my exam is next monday", "event:2025-09-15:exam",
+         "Tom Okafor's exam is on 15 September 2025."),
+        ("my sister's wedding is on the 20th", "relationship:sister:wedding",
+         "Tom Okafor's sister's wedding is on 20 September 2025."),
+        ("my mom's birthday is on the 12th", "relationship:mother:birthday",
+         "Tom Okafor's mom's birthday is on 12 September."),
     ],
 )  # fmt: skip
-def test_a_day_of_the_year_or_a_city_typed_in_lowercase_is_its_attribute(
+def test_a_day_a_city_or_an_event_typed_in_chat_is_its_fact(
     said: str, key: str, statement: str
 ) -> None:
     assert [(f.key, f.statement) for f in facts([("tom", said)])] == [(key, statement)]
@@ -729,22 +738,3 @@ def test_they_may_mean_the_group_the_other_speaker_asked_about() -> None:
     assert [(f.key, f.statement) for f in found] == [
         ("relationship:dog:park", "Maya Chen's dogs love the new park.")
     ]
-
-
-@pytest.mark.parametrize(
-    ("said", "key", "statement"),
-    [
-        ("my interview is on friday", "event:2025-09-12:interview",
-         "Tom Okafor's interview is on 12 September 2025."),
-        ("my exam is next monday", "event:2025-09-15:exam",
-         "Tom Okafor's exam is on 15 September 2025."),
-        ("my sister's wedding is on the 20th", "relationship:sister:wedding",
-         "Tom Okafor's sister's wedding is on 20 September 2025."),
-        ("my mom's birthday is on the 12th", "relationship:mother:birthday",
-         "Tom Okafor's mom's birthday is on 12 September."),
-    ],
-)  # fmt: skip
-def test_what_is_set_for_a_day_is_an_event_of_its_owner(
-    said: str, key: str, statement: str
-) -> None:
-    assert [(f.key, f.statement) for f in facts([("tom", said)])] == [(key, statement)]
