@@ -73,15 +73,16 @@ def _plan_group(group: Sequence[EntryState], threshold: float) -> list[Merge]:
 
     compat = [_compat(e) for e in group]
     first: dict[Any, int] = {}
+    restated = group[0].kind in PROFILE_KINDS  # the same key and value is the same fact
     for i, entry in enumerate(group):
-        restated = entry.kind in PROFILE_KINDS  # the same key and value is the same fact
         j = first.setdefault(compat[i] if restated else (normalize(entry.statement), compat[i]), i)
         if j != i:
             union(j, i)
-    codes: dict[Any, int] = {}
-    classes = [codes.setdefault(c, len(codes)) for c in compat]
-    for i, j in similar_pairs(group, threshold, classes):
-        union(i, j)
+    if group[0].kind not in PROFILE_KINDS:  # profile facts: already one per key and value
+        codes: dict[Any, int] = {}
+        classes = [codes.setdefault(c, len(codes)) for c in compat]
+        for i, j in similar_pairs(group, threshold, classes):
+            union(i, j)
     components: dict[int, list[EntryState]] = defaultdict(list)
     for i, entry in enumerate(group):
         components[find(i)].append(entry)

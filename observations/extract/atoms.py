@@ -52,7 +52,8 @@ _HEDGES = words(
 _INTENSIFIERS = words(
     "even definitely really totally actually literally absolutely seriously also personally"
 )
-_TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though lol haha lmao rn tbh imo")
+# said after a comma at the end ("lol", "tbh" and the like are gone already: text.tidy)
+_TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though rn")
 _QUOTES = frozenset(('"', "“", "”", "''", "``"))
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
 _SPEAKER_WORDS = frozenset(("i", "we"))

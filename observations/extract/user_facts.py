@@ -44,8 +44,9 @@ from observations.extract.ellipsis import restored, unpossessed
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
 from observations.extract.references import Heard, Referent, Speech
+from observations.extract.text import singular
 from observations.extract.turns import Sentence, Turn
-from observations.extract.vocabulary import UNIQUE_ROLES, words
+from observations.extract.vocabulary import ROLES, UNIQUE_ROLES, words
 
 THIRD_PARTY_CONFIDENCE = 0.7
 _CONFIRM_TAG = re.compile(
@@ -238,13 +239,16 @@ def _only_a_question(sentence: Sentence) -> bool:
     A question that names a group of someone's relations ("how are your dogs?") is parsed
     all the same: the answer's "they" means them."""
     first = sentence.text.split(maxsplit=1)[0].lower() if sentence.text.split() else ""
-    return sentence.question and first in QUESTION_STARTS and not _GROUP.search(sentence.text)
+    return sentence.question and first in QUESTION_STARTS and not _names_a_group(sentence.text)
 
 
-_GROUP = re.compile(
-    r"(?i)\b(?:my|your|our)\s+(?:\w+\s+)?(?:kids|children|sons|daughters|dogs|cats|pups|"
-    r"puppies|pets|parents|grandkids|twins)\b"
-)
+_OWNED = re.compile(r"(?i)\b(?:my|your|our)\s+(\w+)(?:\s+(\w+))?")  # the next two words
+
+
+def _names_a_group(text: str) -> bool:
+    """ "your dogs", "my two kids", "our children": an owned plural of a relation's role."""
+    words = [w.lower() for pair in _OWNED.findall(text) for w in pair if w]
+    return any(w == "children" or (singular(w) != w and singular(w) in ROLES) for w in words)
 
 
 def _with_subjects(
