@@ -5,7 +5,8 @@ of the official MIT-licensed model). Its directory is located with
 ``importlib.util.find_spec`` and checked against one sha256 (over every file's path and
 sha256) before spaCy reads it, like the embedding model. It is loaded once per process,
 without the components the extractor does not use (``ner``, ``senter``): tokens,
-sentences, tags, the dependency parse and lemmas.
+sentences, tags, the dependency parse and lemmas. Its layers multiply their matrices with
+numpy's BLAS rather than thinc's default (blis): the same parses, about 1.8 times the words/s.
 
 ``analyse(texts)`` parses a batch with ``nlp.pipe`` and returns a small typed view of each
 text (:class:`Parsed`), so that the rest of the extractor never touches spaCy objects.
@@ -152,8 +153,10 @@ def _loaded() -> _Pipeline:
     with _lock:
         if _pipeline is None:
             import spacy
+            from thinc.api import use_ops
 
-            nlp = spacy.load(check_model(), exclude=list(EXCLUDED))
+            with use_ops("numpy", use_blis=False):
+                nlp = spacy.load(check_model(), exclude=list(EXCLUDED))
             tokenizer: Any = nlp.tokenizer
             for word in HYPHENATED_INTOLERANCES:  # "gluten-free", not "gluten" "-" "free"
                 tokenizer.add_special_case(word, [{"ORTH": word}])

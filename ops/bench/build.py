@@ -1,8 +1,9 @@
 """Build benchmark: heuristic extraction + gates alone, embedding alone, and end to end.
 
-The sessions are copies of the sample transcript (user facts, small talk, an agent's tool
-calls), each copy in its own channels with its own users, so the text is realistic and
-every session has something to extract.
+The sessions are copies of a transcript, each copy in its own channels with its own users,
+so the text is realistic and every session has something to extract: the sample transcript
+(user facts, small talk, an agent's tool calls) by default, or the sessions of a LoCoMo
+file, whole or cut into runs of a given number of turns.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ops.samples import sample_path
 class BuildFigures:
     sessions: int
     events_per_session: float
+    words_per_session: float  # of the users' turns
     extract_sessions_per_s: float  # heuristic extractor + gates: no DB, no embeddings
     embed_sentences_per_s: float
     write_sessions_per_s: float  # build_session with a constant vector: DB + extract + write
@@ -57,30 +59,56 @@ class ConstantEmbedder:
         return np.tile(self._vector, (len(texts), 1))
 
 
-def sample_copies(copies: int) -> Iterator[dict[str, Any]]:
-    """The sample transcript ``copies`` times, each copy with its own channels and users."""
+# one copy of a transcript: its events, with ``k`` making its channels and users its own
+Copy = Callable[[int], Iterator[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """Where a benchmark's sessions come from: copies of one transcript."""
+
+    copy: Copy
+    sessions: int  # sessions per copy
+
+
+def sample_transcript() -> Transcript:
+    """The sample transcript (user facts, small talk, an agent's tool calls): 5 sessions."""
     sample = [json.loads(line) for line in sample_path().read_text().splitlines() if line]
-    speakers = {e["actor_id"] for e in sample if e["role"] == "user"}
-    for k in range(copies):
-        for event in sample:
-            actor = event["actor_id"]
-            yield {
-                **event,
-                "external_id": f"{event['external_id']}-{k}",
-                "channel_id": f"{event['channel_id']}-{k}",
-                "actor_id": f"{actor}-{k}" if actor in speakers else actor,
-            }
+    return Transcript(lambda k: _own(sample, k), 5)
 
 
-def load_sessions(conn: Conn, tenant: str, sessions: int, now: datetime) -> None:
-    """Append copies of the sample until at least ``sessions`` sessions exist; close them."""
-    per_copy = 5  # the sample holds five sessions
+def transcript_of(sessions: list[list[dict[str, Any]]]) -> Transcript:
+    """Sessions given as their events, each session in a channel of its own."""
+    events = [e for session in sessions for e in session]
+    return Transcript(lambda k: _own(events, k), len(sessions))
+
+
+def _own(events: list[dict[str, Any]], k: int) -> Iterator[dict[str, Any]]:
+    """Copy ``k`` of ``events``, its channels and users its own."""
+    speakers = {e["actor_id"] for e in events if e["role"] == "user"}
+    for event in events:
+        actor = event["actor_id"]
+        yield {
+            **event,
+            "external_id": f"{event['external_id']}-{k}",
+            "channel_id": f"{event['channel_id']}-{k}",
+            "actor_id": f"{actor}-{k}" if actor in speakers else actor,
+        }
+
+
+def load_sessions(
+    conn: Conn, tenant: str, sessions: int, now: datetime, transcript: Transcript | None = None
+) -> None:
+    """Append copies of the transcript (the sample's by default) until at least ``sessions``
+    sessions exist; close them."""
+    transcript = transcript or sample_transcript()
     batch: list[dict[str, Any]] = []
-    for event in sample_copies(-(-sessions // per_copy)):
-        batch.append(event)
-        if len(batch) == 1000:
-            append(conn, tenant, batch, now=now)
-            batch = []
+    for k in range(-(-sessions // transcript.sessions)):
+        for event in transcript.copy(k):
+            batch.append(event)
+            if len(batch) == 1000:
+                append(conn, tenant, batch, now=now)
+                batch = []
     if batch:
         append(conn, tenant, batch, now=now)
     sweep_idle(conn, now=now + timedelta(days=3650), tenant_id=tenant)
@@ -125,13 +153,15 @@ def run_build(
     sessions: int,
     builders: int,
     now: datetime,
+    transcript: Transcript | None = None,
 ) -> BuildFigures:
     tenants = ("bench-write", "bench-e2e", "bench-e2e-parallel")
     for tenant in tenants:
-        load_sessions(conn, tenant, sessions, now)
-    pending = sessions_to_build(conn, now=now, limit=len(tenants) * sessions)
-    write, e2e, parallel = ([p for p in pending if p[0] == t] for t in tenants)
+        load_sessions(conn, tenant, sessions, now, transcript)
+    pending = sessions_to_build(conn, now=now, limit=None)
+    write, e2e, parallel = ([p for p in pending if p[0] == t][:sessions] for t in tenants)
     inputs = [load_session_input(conn, tenant, sid) for tenant, sid in write]
+    config.extractor.extract(inputs[0])  # the analysis pipeline loads on first use
     t = time.perf_counter()
     kept = [apply_gates(config.extractor.extract(s), s).items for s in inputs]
     extract_s = time.perf_counter() - t
@@ -147,6 +177,8 @@ def run_build(
     return BuildFigures(
         n,
         sum(len(s.events) for s in inputs) / max(n, 1),
+        sum(len(e.content.split()) for s in inputs for e in s.events if e.role == "user")
+        / max(n, 1),
         n / extract_s,
         len(texts) / embed_s,
         write_rate,

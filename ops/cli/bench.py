@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ops.bench import retrieval, retrieval_load
@@ -19,12 +21,13 @@ from ops.bench.api import (
     stored_bench_events,
 )
 from ops.bench.api_backlog import run_backlog
-from ops.bench.build import run_build
+from ops.bench.build import run_build, transcript_of
 from ops.bench.common import bench_conn, scratch_database
 from ops.bench.consolidate import DATABASE, run_consolidate, text
 from ops.bench.ingest import run_ingest
 from ops.bench.synthetic import skewed_counts
 from ops.cli.base import Context, pass_ctx
+from ops.eval.locomo_data import session_events
 from ops.wiring import (
     consolidation_config,
     make_build_config,
@@ -79,11 +82,25 @@ def bench_ingest(ctx: Context, events: int, batch_size: int, channels: int, writ
 
 @bench.command("build")
 @click.option("--sessions", default=300, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--locomo",
+    "locomo",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Sessions from this LoCoMo file instead of the sample transcript.",
+)
+@click.option(
+    "--turns",
+    default=0,
+    type=click.IntRange(0),
+    help="With --locomo: every run of this many turns of a session is a session "
+    "(0: whole sessions).",
+)
 @pass_ctx
-def bench_build(ctx: Context, sessions: int) -> None:
+def bench_build(ctx: Context, sessions: int, locomo: Path | None, turns: int) -> None:
     """Sessions/s of the heuristic extractor (no embeddings), embedding sentences/s, and
     end-to-end sessions/s of build_session with the configured embedder: one builder,
-    then MEMLEDGER_WORKER_THREADS builders at once."""
+    then MEMLEDGER_WORKER_THREADS builders at once. The sessions are copies of the sample
+    transcript, or of a LoCoMo file's sessions with --locomo."""
 
     s = ctx.settings
     config = make_build_config(s)
@@ -100,9 +117,11 @@ def bench_build(ctx: Context, sessions: int) -> None:
             sessions=sessions,
             builders=s.worker_threads,
             now=wall_clock(),
+            transcript=transcript_of(session_events(locomo, turns)) if locomo else None,
         )
     click.echo(
         f"build: {f.sessions} sessions ({f.events_per_session:.1f} events, "
+        f"{f.words_per_session:.0f} words of users, "
         f"{f.items_per_session:.1f} items each)\n"
         f"  {config.extractor.name} extract + gates (no DB, no embeddings): "
         f"{f.extract_sessions_per_s:,.0f} sessions/s\n"

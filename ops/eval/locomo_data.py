@@ -99,6 +99,23 @@ def events(conversation: Conversation) -> list[dict[str, Any]]:
     ]
 
 
+def session_events(path: Path, turns: int = 0) -> list[list[dict[str, Any]]]:
+    """The sessions of a LoCoMo file as ledger events, each session in a channel of its own;
+    with ``turns``, every run of that many turns of a session is a session (a shorter rest
+    is left out)."""
+    found: list[list[dict[str, Any]]] = []
+    for conversation in load(path):
+        by_session: dict[str, list[dict[str, Any]]] = {}
+        for event in events(conversation):
+            by_session.setdefault(event["external_id"].split(":")[0], []).append(event)
+        for name, session in by_session.items():
+            size = turns or len(session)
+            for start in range(0, len(session) - size + 1, size):
+                channel = f"{conversation.sample_id}-{name}-{start}"
+                found.append([{**e, "channel_id": channel} for e in session[start : start + size]])
+    return found
+
+
 def speaker_id(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 

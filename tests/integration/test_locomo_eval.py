@@ -14,7 +14,13 @@ from observations.builder import BuildConfig
 from observations.embed_hash import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
 from ops.eval import locomo
-from ops.eval.locomo_data import InvalidDataset, load, normalize_dia_id, parse_date
+from ops.eval.locomo_data import (
+    InvalidDataset,
+    load,
+    normalize_dia_id,
+    parse_date,
+    session_events,
+)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SAMPLE = {
@@ -85,6 +91,18 @@ def test_reader_keeps_scored_questions_with_existing_evidence(data: Path) -> Non
     assert conv.sessions[0][2].caption == "a photo of a puppy on a mountain trail"
     assert conv.sessions[1][0].at == datetime(2023, 5, 20, 9, 0, tzinfo=UTC)
     assert len(conv.reference_facts) == 3
+
+
+def test_sessions_as_events_each_in_a_channel_of_its_own_whole_or_in_runs(data: Path) -> None:
+    whole = session_events(data)
+    assert [[e["external_id"] for e in s] for s in whole] == [
+        ["D1:1", "D1:2", "D1:3"],
+        ["D2:1", "D2:2"],
+    ]
+    assert len({e["channel_id"] for s in whole for e in s}) == 2
+    runs = session_events(data, turns=2)  # D1:3 is a shorter rest, left out
+    assert [[e["external_id"] for e in s] for s in runs] == [["D1:1", "D1:2"], ["D2:1", "D2:2"]]
+    assert runs[0][0]["occurred_at"] == parse_date("1:56 pm on 8 May, 2023")
 
 
 def test_reader_helpers() -> None:

@@ -36,6 +36,12 @@ def test_a_batch_is_parsed_in_order_with_sentences_heads_and_lemmas() -> None:
     assert second.words[1].tag == "VBZ"
 
 
+def test_the_layers_multiply_with_numpys_blas_not_blis() -> None:
+    models = [getattr(pipe, "model", None) for _, pipe in analysis.load_pipeline().pipeline]
+    models = [model for model in models if model is not None]
+    assert models and all(model.ops.use_blis is False for model in models)
+
+
 def test_the_light_analysis_has_parts_of_speech_from_tags() -> None:
     (light,) = analyse(["She saw them."], light=True)
     assert [w.pos for w in light.words] == ["PRON", "VERB", "PRON", "PUNCT"]
