@@ -30,14 +30,25 @@ class _Rule:
     target: int  # which token of the match gets the attributes
     attrs: dict[int, Any]  # normalized, as the ruler keeps them
 
-    def matches(self, features: Sequence[Features], at: int) -> bool:
-        if at + len(self.tokens) > len(features):
-            return False
-        return all(
-            _holds(features[at + n][field], condition)
+    def rest(self) -> tuple[tuple[int, int, Any], ...]:
+        """What is left to check once the first token's tag and text hold, as (offset,
+        field, condition), those of the first token first."""
+        return tuple(
+            (n, field, condition)
             for n, conditions in enumerate(self.tokens)
             for field, condition in conditions
+            if n > 0 or field not in (0, 1)
         )
+
+
+# a rule that depends on more than a token's tag and text: its span and what is left to check
+_Maybe = tuple[_Rule, int, tuple[tuple[int, int, Any], ...]]
+
+
+def _all_hold(
+    features: Sequence[Features], at: int, rest: tuple[tuple[int, int, Any], ...]
+) -> bool:
+    return all(_holds(features[at + n][field], condition) for n, field, condition in rest)
 
 
 def _holds(value: Any, condition: Any) -> bool:
@@ -59,16 +70,17 @@ class Attributes:
             for tokens in pattern["patterns"]:
                 rule = _rule(order, tokens, ruler.indices[order], ruler.attrs[order])
                 self._by_text.setdefault(_bucket(rule), []).append(rule)
-        self._plans: dict[tuple[str, str], tuple[tuple[_Rule, ...], tuple[_Rule, ...]]] = {}
+        self._plans: dict[tuple[str, str], tuple[tuple[_Rule, ...], tuple[_Maybe, ...]]] = {}
 
-    def _plan(self, tag: str, lower: str) -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
+    def _plan(self, tag: str, lower: str) -> tuple[tuple[_Rule, ...], tuple[_Maybe, ...]]:
         """The rules that match any token with this tag and text, and those that depend on
-        more (its dependency, its neighbour): computed once per tag and text."""
+        more (its dependency, its neighbour) with what is left to check: computed once per
+        tag and text."""
         key = (tag, lower)
         plan = self._plans.get(key)
         if plan is None:
             sure: list[_Rule] = []
-            maybe: list[_Rule] = []
+            maybe: list[_Maybe] = []
             found = [(0, tag), (1, lower), (-1, "")]
             candidates = sorted(
                 (r for bucket in found for r in self._by_text.get(bucket, ())),
@@ -78,8 +90,10 @@ class Attributes:
                 fixed = [(f, c) for f, c in rule.tokens[0] if f in (0, 1)]
                 if not all(_holds(key[f], c) for f, c in fixed):
                     continue
-                static = len(rule.tokens) == 1 and len(fixed) == len(rule.tokens[0])
-                (sure if static else maybe).append(rule)
+                if len(rule.tokens) == 1 and len(fixed) == len(rule.tokens[0]):
+                    sure.append(rule)
+                else:
+                    maybe.append((rule, len(rule.tokens), rule.rest()))
             plan = self._plans[key] = (tuple(sure), tuple(maybe))
         return plan
 
@@ -89,8 +103,8 @@ class Attributes:
         for at, (tag, lower, _, _) in enumerate(features):
             sure, maybe = self._plan(tag, lower)
             hits.extend((rule.order, at + rule.target, rule.attrs) for rule in sure)
-            for rule in maybe:
-                if rule.matches(features, at):
+            for rule, span, rest in maybe:
+                if at + span <= len(features) and _all_hold(features, at, rest):
                     hits.append((rule.order, at + rule.target, rule.attrs))
         hits.sort(key=lambda hit: hit[0])  # stable: within a rule, in text order
         for _, at, attrs in hits:
