@@ -108,6 +108,7 @@ _PERSONAL = frozenset(
 )
 _POSSESSIVE = re.compile(r"['’]s\b")
 _WORD = re.compile(r"[^\W\d_]+|\d+")
+_WHOLE_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")  # "me-time" is no "me"
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 
 
@@ -203,7 +204,7 @@ def is_first_or_second_person(statement: str) -> bool:
     """Whether the statement says "I", "my", "you", "we"… rather than naming people.
     Quoted text is a quotation (a tool's error message, someone's words) and not held
     against it."""
-    return any(w in _PERSONAL for w in _WORD.findall(_QUOTED.sub(" ", statement)))
+    return any(w in _PERSONAL for w in _WHOLE_WORD.findall(_QUOTED.sub(" ", statement)))
 
 
 @dataclass(slots=True)

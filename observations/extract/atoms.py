@@ -396,7 +396,11 @@ def _we_all(parsed: Parsed, word: Word) -> bool:
 
 
 def _agree(parsed: Parsed, verb: int, words: Sequence[int], replace: dict[int, str]) -> None:
-    """Make the finite verb of ``verb`` agree with a third-person singular subject."""
+    """Make the finite verb of ``verb`` agree with a third-person singular subject; not
+    when it has others ("my partner and I play", which the parser reads as two subjects)."""
+    subjects = parsed.kids(verb, *SUBJECTS)
+    if len(subjects) > 1 or any(parsed.kids(s.i, "conj") for s in subjects):
+        return
     auxes = [a for a in parsed.kids(verb, "aux", "auxpass") if a.i < verb and a.tag != "TO"]
     finite = auxes[0] if auxes else parsed.words[verb]
     head = parsed.words[finite.head]

@@ -33,8 +33,8 @@ _TOKEN = re.compile(
     r"\b(?P<inv>[Aa]m|[Aa]re|[Dd]o|[Dd]on't|[Hh]ave|[Hh]aven't|[Ww]ere)\s+(?P<invpro>I|you)\b"
     r"(?!['’])"
     r"|\b(?P<pro>I|i|[Yy]ou|[Ww]e)['’](?P<cont>m|ve|ll|d|re)\b"
-    r"|\b(?P<word>I|i|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Uu]s|[Oo]ur|[Oo]urs|[Oo]urselves"
-    r"|[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself)\b(?!['’]\w|\.\w)"
+    r"|(?<!-)\b(?P<word>I|i|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Uu]s|[Oo]ur|[Oo]urs"
+    r"|[Oo]urselves|[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself)\b(?!['’-]\w|\.\w)"
 )
 _NEXT_WORD = re.compile(r"\s+([A-Za-z'’]+)")
 _MARK = "\u0001"

@@ -4,7 +4,8 @@ Each check names one way a statement fails to be a clean, self-contained atom:
 
 * ``first_or_second_person`` — it says "I", "my", "you", "our"… (quoted text aside);
 * ``doubled_name`` — a name written twice in a row ("Maya Chen Chen", "Maya Chen, Maya");
-* ``agreement`` — a singular third-person subject with a plural verb ("Maya Chen fly");
+* ``agreement`` — a singular third-person subject with a plural verb ("Maya Chen fly"), or
+  people joined by "and" with a singular one ("Ana and Tom lives");
 * ``leading_filler`` — it opens with a discourse filler ("By the way", "Actually", "So");
 * ``trailing_exclamation`` — it ends with "!" or chat noise ("lol", "haha");
 * ``unresolved_reference`` — a pronoun or demonstrative as subject or object that names
@@ -42,8 +43,8 @@ CHECKS: tuple[str, ...] = (
 )
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _PERSONAL = re.compile(
-    r"\b(?:I|(?i:me|my|mine|myself|we|our|ours|ourselves|you|your|yours|yourself"
-    r"|yourselves)|us|Us)\b(?!['’]\w)"
+    r"(?<!-)\b(?:I|(?i:me|my|mine|myself|we|our|ours|ourselves|you|your|yours|yourself"
+    r"|yourselves)|us|Us)\b(?!['’-]\w)"
 )
 _FILLER = re.compile(
     r"^(?:by the way|btw|actually|anyway|anyways|so|well|oh|yeah|yes|no|lol|haha\w*|"
@@ -183,16 +184,21 @@ def _lacks_object(parsed: Parsed, word: Word) -> bool:
 
 
 def _disagrees(parsed: Parsed, word: Word) -> bool:
-    """A singular noun or name subject whose finite verb is a plural form."""
-    if word.dep != "nsubj" or word.tag not in _SINGULAR_SUBJECT_TAGS:
+    """A singular noun or name subject whose finite verb is a plural form, or people joined
+    by "and" whose finite verb is a singular one ("Ana and Tom lives…")."""
+    if word.dep != "nsubj":
         return False
-    if any(parsed.words[i].dep == "conj" for i in parsed.subtree(word.i)):
-        return False  # "Ana and Tom live…"
+    joined = [word, *parsed.kids(word.i, "conj")]
+    people = len(joined) > 1 and any(w.tag in ("NNP", "NNPS") for w in joined)
+    if not people and (word.tag not in _SINGULAR_SUBJECT_TAGS or len(joined) > 1):
+        return False
     verb = parsed.words[word.head]
     auxes = [a for a in parsed.kids(verb.i, "aux", "auxpass") if a.tag != "TO" and a.i < verb.i]
     finite = auxes[0] if auxes else verb
     if finite.i < word.i:  # question order or a fragment: nothing to compare
         return False
+    if people:
+        return finite.tag == "VBZ" or finite.lower == "was"
     if finite.dep == "ccomp" and parsed.words[finite.head].lower in BARE_INFINITIVE_AFTER:
         return False  # "Maya can't help Tom move": a bare infinitive
     bare = finite.tag == "VB" and not auxes and finite.pos in ("VERB", "AUX")

@@ -9,7 +9,7 @@ from typing import Any
 
 from observations.extract.dates import MONTHS
 from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS
-from observations.extract.vocabulary import HYPHENATED_INTOLERANCES
+from observations.extract.vocabulary import HYPHENATED_WORDS
 
 STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
 # letters of any script: "Zürich" is one word, and "日本語" and "Русский" are not nothing
@@ -33,9 +33,9 @@ _ASIDE_WORDS = re.compile(r"(?:,\s*)?\b(?:fyi|btw|tbh|imo|imho|lol|lmao|ngl)\b(?
 _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
-# "gluten free", "dairy-free", "lactose intolerant": one word, as the analysis reads it
-_DIET_WORDS = re.compile(
-    r"\b(?:" + "|".join(w.replace("-", r"[\s-]+") for w in HYPHENATED_INTOLERANCES) + r")\b",
+# "gluten free", "dairy-free", "me time": one word, as the analysis reads it
+_HYPHENATED = re.compile(
+    r"\b(?:" + "|".join(w.replace("-", r"[\s-]+") for w in HYPHENATED_WORDS) + r")\b",
     re.IGNORECASE,
 )
 _CAPTION_IN_TEXT = re.compile(r"\[(?:image|photo|img|picture)\s*:\s*([^\]]+)\]", re.I)
@@ -80,7 +80,7 @@ def tidy(sentence: str) -> str:
     shouting (an all-capitals sentence in sentence case), "im"/"ive" spelled out; a diet
     written as one word ("gluten free" → "gluten-free")."""
     text = _PICTOGRAPHS.sub(" ", sentence)
-    text = _DIET_WORDS.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
+    text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
     text = " ".join(_ASIDE_WORDS.sub(lambda m: ", " if "," in m[0] else " ", text).split())
     text = text.replace(" ,", ",").strip(" ,")

@@ -15,7 +15,8 @@ INTOLERANCES = words(
     diabetic"""
 )
 # the intolerances chat writes as two words ("gluten free"), which the analysis reads as one
-HYPHENATED_INTOLERANCES = tuple(sorted(w for w in INTOLERANCES if "-" in w))
+# words chat writes with a hyphen or a space, which the analysis reads as one word
+HYPHENATED_WORDS = tuple(sorted({w for w in INTOLERANCES if "-" in w} | {"me-time"}))
 DIETS = INTOLERANCES | words(
     """vegan vegetarian pescatarian pescetarian keto paleo kosher halal teetotal sober"""
 )

@@ -175,6 +175,17 @@ TABLE = [
         ("tom", "my friends call me Sam"),
         [("tom", "identity:name", "Tom Okafor's friends call Tom Okafor Sam.", "Sam")],
     ),
+    (  # two subjects, the parse's reading of "my partner and I": the verb stays plural
+        ("tom", "My partner and I often play chess for bets."),
+        [("tom", "relationship:partner:play-chess",
+          "Tom Okafor's partner and Tom Okafor often play chess for bets.",
+          "play chess for bets")],
+    ),
+    (  # "me time" is one word, not the speaker
+        ("tom", "I've been trying to squeeze in some me time."),
+        [("tom", "goal:squeeze", "Tom Okafor has been trying to squeeze in some me-time.",
+          "squeeze in some me-time")],
+    ),
     (("maya", "i dream of visiting them someday"), []),
     (("maya", "can you book me a flight to berlin?"), []),
     (("maya", "Book me a train to Porto please."), []),

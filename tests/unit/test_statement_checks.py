@@ -34,6 +34,17 @@ CASES = [  # check, a statement that fails it, one that passes it
     ("agreement", Statement("Maya Chen fly to Berlin."), Statement("Maya Chen flies to Berlin.")),
     ("agreement", Statement("Tom Okafor are vegetarian."), Statement("Tom Okafor is vegetarian.")),
     (
+        "agreement",
+        Statement("Tom's partner and Tom often plays chess."),
+        Statement("Tom's partner and Tom often play chess."),
+    ),
+    ("agreement", Statement("Ana and her sister was there."), Statement("Salt and pepper is all.")),
+    (
+        "first_or_second_person",
+        Statement("Tom squeezes in time for me."),
+        Statement("Tom squeezes in some me-time."),
+    ),
+    (
         "leading_filler",
         Statement("By the way, Maya Chen loves jazz."),
         Statement("Maya Chen loves jazz."),
