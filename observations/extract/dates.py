@@ -54,6 +54,7 @@ __all__ += ["find_dates", "resolve", "rewrite_dates", "yearly_dates"]
 # granularity, the day it starts on and how exact it is
 DATE_FIELDS = ("event_time", "event_time_granularity", "valid_at", "precision")
 _PREFIX = re.compile(r"(?i)\b(?:back in|during|on|in)\s+$")
+_PREFIX_AT_START = re.compile(r"(?i)(?:back in|during|on|in)\s+")
 _KEEP_PREPOSITION = re.compile(
     r"(?i)\b(?:since|until|till|by|from|before|after|around|of|to|through|than|for|at|about"
     r"|between|into|like)\s+$"
@@ -106,6 +107,18 @@ class ResolvedDate:
         """The absolute period as an adverbial: "on 7 May 2023", "in 2022"."""
         preposition = "on" if self.granularity in ("day", "weekend") else "in"
         return f"{preposition} {self.label}"
+
+    @property
+    def possessor(self) -> str:
+        """The period as the owner of what follows, after the preposition written with it:
+        "during yesterday's class" → "during 9 March 2025" ('s class), "last week's game"
+        → "the week of 3 March 2025" ('s game)."""
+        lead = _PREFIX_AT_START.match(self.text)
+        return f"{lead[0]}{self.label}" if lead else self.label
+
+    def owns_what_follows(self, text: str) -> bool:
+        """Whether the phrase is a possessor in ``text`` (the text it was found in)."""
+        return text[self.span[1] : self.span[1] + 2] in ("'s", "’s")
 
     @property
     def iso(self) -> str:
@@ -287,7 +300,10 @@ def apply_dates(text: str, found: tuple[ResolvedDate, ...]) -> str:
     for item in found:
         start, end = item.span
         keep_bare = _KEEP_PREPOSITION.search(text[:start]) is not None
-        replacement = item.label if keep_bare else item.phrase
+        if item.owns_what_follows(text):
+            replacement = item.possessor
+        else:
+            replacement = item.label if keep_bare else item.phrase
         if text[start : start + 1].isupper():
             replacement = replacement[:1].upper() + replacement[1:]
         pieces.extend((text[cursor:start], replacement))

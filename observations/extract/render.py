@@ -40,7 +40,10 @@ def render(
         if date is not None and date in written_dates:
             previous = i
             continue
-        text = _date_text(dates[date], pieces) if date is not None else replace.get(i, word.text)
+        if date is not None:
+            text = _date_text(parsed, dates[date], pieces)
+        else:
+            text = replace.get(i, word.text)
         if date is not None:
             written_dates.add(date)
         if not text:
@@ -59,7 +62,9 @@ def _date_at(dates: Sequence[ResolvedDate], word: Word) -> int | None:
     return None
 
 
-def _date_text(found: ResolvedDate, pieces: list[str]) -> str:
+def _date_text(parsed: Parsed, found: ResolvedDate, pieces: list[str]) -> str:
+    if found.owns_what_follows(parsed.text):
+        return found.possessor  # "during 9 March 2025's class", not "on 9 March 2025's"
     before = "".join(pieces).split()
     bare = bool(before) and before[-1].lower() in _BARE_BEFORE
     return found.label if bare else found.phrase

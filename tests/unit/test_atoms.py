@@ -186,6 +186,12 @@ TABLE = [
         [("tom", "goal:squeeze", "Tom Okafor has been trying to squeeze in some me-time.",
           "squeeze in some me-time")],
     ),
+    (  # a day that owns what follows is written as its owner, not as "on <day>'s"
+        ("maya", "I bonded with Priya during yesterday's yoga class."),
+        [("maya", "event:2025-09-07:bond-priya",
+          "Maya Chen bonded with Priya during 7 September 2025's yoga class.",
+          "bonded with Priya during 7 September 2025's yoga class")],
+    ),
     (("maya", "i dream of visiting them someday"), []),
     (("maya", "can you book me a flight to berlin?"), []),
     (("maya", "Book me a train to Porto please."), []),

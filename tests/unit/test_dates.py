@@ -122,6 +122,15 @@ def test_rewrite_absorbs_on_and_in_into_the_absolute_phrase() -> None:
     assert text == "We met on 5 May 2023 and married in May 2023."
 
 
+def test_a_period_that_owns_what_follows_is_written_as_its_owner() -> None:
+    text, _ = rewrite_dates(
+        "I met Ana during yesterday's class and missed last week's game.", MONDAY
+    )
+    assert text == "I met Ana during 7 May 2023's class and missed the week of 1 May 2023's game."
+    text, _ = rewrite_dates("At today’s meeting I spoke.", MONDAY)
+    assert text == "At 8 May 2023’s meeting I spoke."
+
+
 def test_a_year_needs_a_preposition_to_count_as_a_date() -> None:
     assert find_dates("I ran 2019 meters.", MONDAY) == ()
     assert [f.iso for f in find_dates("I moved here back in 2019.", MONDAY)] == ["2019"]
