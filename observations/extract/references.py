@@ -273,7 +273,11 @@ def _relation(
     if owner is None or owner.person is None or owners[0].lower in THIRD | THEY:
         return None  # "her husband": not a person of its own for a later "she"
     if given is None:
-        names = [k for k in parsed.kids(word.i, "appos", "npadvmod") if k.pos == "PROPN"]
+        names = [
+            k
+            for k in parsed.kids(word.i, "appos", "npadvmod")
+            if k.pos == "PROPN" and not parsed.kids(k.i, "conj")  # "my gf, Toby and I": a list
+        ]
         after = parsed.words[word.head]
         if after.i == word.i + 1 and after.pos == "PROPN":
             names.append(after)  # "my manager greg", parsed with the name as head

@@ -4,8 +4,9 @@ Each check names one way a statement fails to be a clean, self-contained atom:
 
 * ``first_or_second_person`` — it says "I", "my", "you", "our"… (quoted text aside);
 * ``doubled_name`` — a name written twice in a row ("Maya Chen Chen", "Maya Chen, Maya");
-* ``agreement`` — a singular third-person subject with a plural verb ("Maya Chen fly"), or
-  people joined by "and" with a singular one ("Ana and Tom lives");
+* ``agreement`` — a singular third-person subject with a plural verb ("Maya Chen fly"), a
+  plural one or people joined by "and" with a singular verb ("Ana and Tom lives"), or a
+  participle for a verb ("Toby become buddies");
 * ``leading_filler`` — it opens with a discourse filler ("By the way", "Actually", "So");
 * ``trailing_exclamation`` — it ends with "!" or chat noise ("lol", "haha");
 * ``unresolved_reference`` — a pronoun or demonstrative as subject or object that names
@@ -184,20 +185,25 @@ def _lacks_object(parsed: Parsed, word: Word) -> bool:
 
 
 def _disagrees(parsed: Parsed, word: Word) -> bool:
-    """A singular noun or name subject whose finite verb is a plural form, or people joined
-    by "and" whose finite verb is a singular one ("Ana and Tom lives…")."""
+    """A singular noun or name subject whose finite verb is a plural form; a plural noun, or
+    people joined by "and", whose finite verb is a singular one ("Ana's dogs loves…", "Ana
+    and Tom lives…"); a participle without its auxiliary for a verb ("Toby become…")."""
     if word.dep != "nsubj":
         return False
-    joined = [word, *parsed.kids(word.i, "conj")]
+    listed = [k for k in parsed.kids(word.i, "appos") if parsed.kids(k.i, "conj")]
+    joined = [word, *(j for w in (word, *listed) for j in parsed.kids(w.i, "conj")), *listed]
     people = len(joined) > 1 and any(w.tag in ("NNP", "NNPS") for w in joined)
-    if not people and (word.tag not in _SINGULAR_SUBJECT_TAGS or len(joined) > 1):
+    known = word.tag in (*_SINGULAR_SUBJECT_TAGS, "NNS")
+    if not people and (not known or len(joined) > 1):
         return False
     verb = parsed.words[word.head]
     auxes = [a for a in parsed.kids(verb.i, "aux", "auxpass") if a.tag != "TO" and a.i < verb.i]
     finite = auxes[0] if auxes else verb
     if finite.i < word.i:  # question order or a fragment: nothing to compare
         return False
-    if people:
+    if finite.tag == "VBN" and not auxes:
+        return True  # "Toby become buddies": a participle is no finite verb
+    if people or word.tag == "NNS":
         return finite.tag == "VBZ" or finite.lower == "was"
     if finite.dep == "ccomp" and parsed.words[finite.head].lower in BARE_INFINITIVE_AFTER:
         return False  # "Maya can't help Tom move": a bare infinitive

@@ -192,6 +192,11 @@ TABLE = [
           "Maya Chen bonded with Priya during 7 September 2025's yoga class.",
           "bonded with Priya during 7 September 2025's yoga class")],
     ),
+    (  # a list: Toby is not the girlfriend's name
+        ("tom", "My girlfriend, Toby and I are going camping."),
+        [("tom", "relationship:girlfriend:go-camping",
+          "Tom Okafor's girlfriend, Toby and Tom Okafor are going camping.", "going camping")],
+    ),
     (("maya", "i dream of visiting them someday"), []),
     (("maya", "can you book me a flight to berlin?"), []),
     (("maya", "Book me a train to Porto please."), []),

@@ -39,6 +39,8 @@ CASES = [  # check, a statement that fails it, one that passes it
         Statement("Tom's partner and Tom often play chess."),
     ),
     ("agreement", Statement("Ana and her sister was there."), Statement("Salt and pepper is all.")),
+    ("agreement", Statement("Ana's dogs loves walks."), Statement("Ana's dogs love walks.")),
+    ("agreement", Statement("Toby become buddies."), Statement("Toby became a buddy.")),
     (
         "first_or_second_person",
         Statement("Tom squeezes in time for me."),
