@@ -247,6 +247,9 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     if lead and commas and lead[0].dep != "prep" and len(dated) < len(lead):
         words -= set(range(lead[0].i, start))
     words -= {w.i for w in map(parsed.words.__getitem__, words) if _intensifier(parsed, w)}
+    first = parsed.words[min(words)]
+    if first.lower == "now" and first.dep == "advmod" and first.i < start:
+        words.discard(first.i)  # "Now I'm passionate about…": a fact holds now anyway
     for i in [i for i in words if _remark_on_it(parsed, parsed.words[i])]:
         words -= {*parsed.subtree(i), parsed.words[i].left - 1}
     said = [i for i in sorted(words) if parsed.words[i].text not in (".", "!", "?")]

@@ -114,7 +114,7 @@ TABLE = [
         [
             ("tom", "experience:live-paris", "Tom Okafor used to live in paris.",
              "used to live in paris"),
-            ("tom", "identity:city", "Now Tom Okafor lives in Berlin.", "Berlin"),
+            ("tom", "identity:city", "Tom Okafor lives in Berlin.", "Berlin"),
         ],
     ),
     (  # the subject chat leaves out is the speaker's
@@ -196,6 +196,10 @@ TABLE = [
         ("tom", "My girlfriend, Toby and I are going camping."),
         [("tom", "relationship:girlfriend:go-camping",
           "Tom Okafor's girlfriend, Toby and Tom Okafor are going camping.", "going camping")],
+    ),
+    (  # a leading "now" is left out: a fact holds now anyway
+        ("maya", "Now I'm passionate about pottery."),
+        [("maya", "preference:pottery", "Maya Chen is passionate about pottery.", "pottery")],
     ),
     (("maya", "i dream of visiting them someday"), []),
     (("maya", "can you book me a flight to berlin?"), []),
