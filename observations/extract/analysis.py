@@ -168,13 +168,19 @@ def _loaded() -> _Pipeline:
 def _known_verb(word: str) -> bool:
     """Whether ``word`` (lower case) is the base form of an English verb in the pipeline's
     lemmatizer tables: the tagger reads "to seattle" as an infinitive, the tables do not."""
-    return word in _verbs()
+    return word in _index("verb")
+
+
+def known_adjective(word: str) -> bool:
+    """Whether ``word`` (lower case) is an English adjective in the lemmatizer's tables: the
+    tagger reads "my company is stripe" as it reads "my company is great"."""
+    return word in _index("adj")
 
 
 @functools.cache
-def _verbs() -> frozenset[str]:
+def _index(pos: str) -> frozenset[str]:
     tables = _loaded().lemmatizer.lookups
-    return frozenset(tables.get_table("lemma_index")["verb"])
+    return frozenset(tables.get_table("lemma_index")[pos])
 
 
 def analyse(texts: Sequence[str], *, light: bool = False) -> list[Parsed]:
@@ -204,15 +210,19 @@ def _children(words: Sequence[Word]) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(c) for c in children)
 
 
-# verbs of going somewhere: after them, "to" + a word that is no verb names a place
-_MOTION = frozenset(("go", "move", "fly", "travel", "head", "drive", "relocate", "come", "get"))
+# verbs of going somewhere or changing to something: after them, "to" + a word that is no
+# verb names a place or a thing ("we went to seattle", "i switched to hokas")
+_TOWARD = frozenset(
+    ("go", "move", "fly", "travel", "head", "drive", "relocate", "come", "get", "switch",
+     "change", "upgrade", "convert", "transfer")
+)  # fmt: skip
 
 
 def _places_after_to(words: list[Word]) -> list[Word]:
-    """A place in lowercase after "to" that the tagger took for a verb, read as a place and
-    written as a name: "flying to porto" (parsed right but for the tag), "we went to
-    seattle" (parsed as "to" + an infinitive, whose other words then hang on the verb of
-    going). Only words that are no verb in the lemmatizer's tables."""
+    """A place or a thing in lowercase after "to" that the tagger took for a verb, read as
+    a name: "flying to porto" (parsed right but for the tag), "we went to seattle", "i
+    switched to hokas" (parsed as "to" + an infinitive, whose other words then hang on the
+    verb of going). Only words that are no verb in the lemmatizer's tables."""
     for n, word in enumerate(words):
         if word.tag != "VB" or _known_verb(word.lower) or not word.text.isalpha():
             continue
@@ -220,7 +230,7 @@ def _places_after_to(words: list[Word]) -> list[Word]:
             words[n] = replace(word, text=as_name(word.text), tag="NNP", pos="PROPN")
             continue
         head, to = words[word.head], words[n - 1] if n > 0 else None
-        going = word.dep in ("xcomp", "advcl") and head.lemma in _MOTION
+        going = word.dep in ("xcomp", "advcl") and head.lemma in _TOWARD
         if not going or to is None or to.lower != "to" or to.head != n:
             continue
         for k, kid in enumerate(words):

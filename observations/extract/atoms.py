@@ -234,7 +234,8 @@ def _owned_complement(
 
 def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate]) -> list[int]:
     """The clause's words, with its subject when it shares one, and without a lead-in set
-    off by a comma that is no date or phrase of place ("edinburgh trip, same deal, I…")."""
+    off by a comma that is no date or phrase of place ("edinburgh trip, same deal, I…") or
+    that is a phrase of its own ("first week back tmrw I…")."""
     words = set(clause.words)
     if clause.subject is None:
         return sorted(words)
@@ -246,17 +247,44 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     commas = any(parsed.words[i].text == "," for i in words if i < start)
     if lead and commas and lead[0].dep != "prep" and len(dated) < len(lead):
         words -= set(range(lead[0].i, start))
+    elif any(w.dep == "npadvmod" and w.pos == "NOUN" and w not in dated for w in lead):
+        words -= set(range(lead[0].i, start))  # "first week back tmrw i teach chem…"
     words -= {w.i for w in map(parsed.words.__getitem__, words) if _intensifier(parsed, w)}
     first = parsed.words[min(words)]
     if first.lower == "now" and first.dep == "advmod" and first.i < start:
         words.discard(first.i)  # "Now I'm passionate about…": a fact holds now anyway
     for i in [i for i in words if _remark_on_it(parsed, parsed.words[i])]:
         words -= {*parsed.subtree(i), parsed.words[i].left - 1}
+    cut = _so_then(parsed, clause, words)
+    if cut is not None:
+        words = {i for i in words if i < cut}  # "allergic to peanuts so ideally somewhere…"
     said = [i for i in sorted(words) if parsed.words[i].text not in (".", "!", "?")]
     tail = [parsed.words[i] for i in said[-2:]]
     if len(said) > 2 and tail[0].text == "," and tail[1].lower in _TAIL_WORDS:
         words -= set(said[-2:])  # "…on saturday, sorry", "…to berlin, yay"
     return _closing_quote(parsed, sorted(words))
+
+
+_SO_DEGREE = words("much many far well long little few that")
+
+
+def _so_then(parsed: Parsed, clause: Clause, words: set[int]) -> int | None:
+    """Where a "so" that means "and therefore" starts, after a clause said in full ("I'm
+    allergic to peanuts so ideally somewhere…"): the parse hangs what follows on the
+    clause; not the "so" of degree ("so happy", "so much")."""
+    for i in sorted(words):
+        word = parsed.words[i]
+        if word.lower != "so" or word.dep != "advmod" or i <= clause.head or i == 0:
+            continue
+        before, after = (
+            parsed.words[i - 1],
+            parsed.words[i + 1] if i + 1 < len(parsed.words) else None,
+        )
+        if before.pos in ("NOUN", "PROPN", "PRON") and (
+            after is None or after.lower not in _SO_DEGREE
+        ):
+            return i
+    return None
 
 
 def _intensifier(parsed: Parsed, word: Word) -> bool:

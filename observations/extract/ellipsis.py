@@ -77,14 +77,14 @@ def _first_verb(parsed: Parsed, sentence: range) -> Word | None:
 
 
 def unpossessed(parsed: Parsed) -> str | None:
-    """A sentence with no verb whose "'s" the parse read as a possessive of a name ("cleo's
-    allergic to peanuts": "Cleo is allergic…"), with the "'s" written as "is"; None for
-    any other sentence."""
-    if any(w.pos in ("VERB", "AUX") for w in parsed.words):
-        return None
+    """A sentence whose "'s" the parse read as the possessive of a name, or of someone's
+    relation, that an adjective or a participle follows ("cleo's allergic to peanuts",
+    "meera's pregnant so we'll need mocktails", "my sister's moving to lisbon": "Cleo is
+    allergic…"), with the "'s" written as "is"; None for any other sentence."""
     for word in parsed.words[1:-1]:
         owner = parsed.words[word.i - 1]
-        if word.tag != "POS" or owner.pos != "PROPN":
+        kin = owner.pos == "NOUN" and any(k.dep == "poss" for k in parsed.kids(owner.i))
+        if word.tag != "POS" or (owner.pos != "PROPN" and not kin):  # "my sister's moving"
             continue
         said = next((w for w in parsed.words[word.i + 1 :] if w.tag != "RB"), None)
         if said is None or said.tag not in ("JJ", "VBG"):

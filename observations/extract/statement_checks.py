@@ -14,7 +14,9 @@ Each check names one way a statement fails to be a clean, self-contained atom:
 * ``cut_value`` — the value stops inside a name or a number ("pediatric nurse at St" of
   "St. Mary's", "1" of "1:48");
 * ``missing_object`` — its verb takes an object and has none: nothing is said of what
-  ("Andrew tried.", "Maya Chen loves.", "Tom Okafor bought at the market.").
+  ("Andrew tried.", "Maya Chen loves.", "Tom Okafor bought at the market.");
+* ``stray_mark`` — a quotation mark left without its quotation ("Lucía gets the ' yr.",
+  when the words quoted were cut out).
 
 :func:`statement_failures` checks a batch (one parse for all of them); the checks that
 need no parse are :func:`text_failures`.
@@ -41,15 +43,17 @@ CHECKS: tuple[str, ...] = (
     "unresolved_reference",
     "cut_value",
     "missing_object",
+    "stray_mark",
 )
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+_STRAY_MARK = re.compile(r"""(?:^|\s)['‘’"“”](?=\s|$|[.,;:!?])""")
 _PERSONAL = re.compile(
     r"(?<!-)\b(?:I|(?i:me|my|mine|myself|we|our|ours|ourselves|you|your|yours|yourself"
     r"|yourselves)|us|Us)\b(?!['’-]\w)"
 )
 _FILLER = re.compile(
     r"^(?:by the way|btw|actually|anyway|anyways|so|well|oh|yeah|yes|no|lol|haha\w*|"
-    r"honestly|basically|hey|hi|wow|ok|okay|um+|uh+|also|and|but|plus|like)\b",
+    r"honestly|basically|hey|hi|wow|ok|okay|um+|uh+|also|and|but|plus|like|heads up|fyi)\b",
     re.IGNORECASE,
 )
 _NOISE_END = re.compile(r"(?:!|\b(?:lol|lmao|haha\w*|hehe\w*|xd)\W*|[:;]-?[)dp(]\W*)$", re.I)
@@ -126,6 +130,8 @@ def text_failures(statement: Statement) -> tuple[str, ...]:
         failed.append("trailing_exclamation")
     if statement.value and cut_value(text, statement.value):
         failed.append("cut_value")
+    if _STRAY_MARK.search(text) or text.count('"') % 2:
+        failed.append("stray_mark")
     return tuple(failed)
 
 

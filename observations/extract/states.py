@@ -10,7 +10,7 @@ a "my <noun>": "my favorite drink is green tea" (preference:drink), "my name is 
 
 from __future__ import annotations
 
-from observations.extract.analysis import Word
+from observations.extract.analysis import Word, known_adjective
 from observations.extract.date_periods import MONTHS
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
@@ -60,8 +60,16 @@ def attribute(f: Frame) -> Reading | None:
         kind, topic = OWN_ATTRIBUTES[noun.lemma]
         if value in f.preps() and not f.comps() and topic not in _DAYS:
             return None  # "my car is in the shop" says where, not which
+        if (value.dep == "acomp" and known_adjective(value.lower)) or _kind_of(f, noun):
+            return None  # "my job is stressful", "my moving company is…": not which one
         return _reading(f, kind, topic, value.i, 0.9)
     return None
+
+
+def _kind_of(f: Frame, noun: Word) -> bool:
+    """ "moving company", "rental car": a kind of the thing, not one's own."""
+    mods = f.parsed.kids(noun.i, "compound", "amod")
+    return any(m.dep == "compound" or m.tag == "VBG" for m in mods)
 
 
 def scheduled(f: Frame) -> Reading | None:
@@ -176,6 +184,10 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return _reading(f, "constraint", topic, thing.i, 0.9)
     if lemma in STATUS:
         return _reading(f, "identity", "relationship-status", comp.i, 0.85)
+    if lemma == "pregnant":
+        return _reading(f, "identity", "pregnancy", comp.i, 0.85)
+    if lemma in ("retired", "unemployed"):
+        return _reading(f, "identity", "employment", comp.i, 0.8)
     if lemma in GENDER or mods & GENDER:
         return _reading(f, "identity", "gender", comp.i, 0.85)
     if lemma in ORIENTATION:

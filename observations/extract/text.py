@@ -15,13 +15,18 @@ STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
 # letters of any script: "Zürich" is one word, and "日本語" and "Русский" are not nothing
 _WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
 _SLUG_PART = 32  # characters of one key part at most (a run of CJK text is one "word")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+|\s+[-–—]+\s+|;\s+")
+# a sentence ends at a mark before a capital or a digit, and at "?" or "!" before anything
+# (chat starts its sentences in lower case: "dinner sat? and heads up im allergic…")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[?!])\s+|\n+|\s+[-–—]+\s+|;\s+"
+)
 _ABBREVIATIONS = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx)\.$", re.I)
 _LEADING_FILLER = re.compile(
     r"^(?:(?:yeah|yes|yep|yup|oh|ooh|well|so|wow|haha+|lol|hey|hi|hello|aww*|ok|okay|"
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
-    r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah)\b[,!.:]*\s+)+",
+    r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah"
+    r"|guys|y'all|yall|fam|heads up)\b[,!.:]*\s+|(?:everyone|everybody|folks|team)[,!:]+\s+)+",
     re.IGNORECASE,
 )
 _TRAILING_FILLER = re.compile(
@@ -33,6 +38,14 @@ _ASIDE_WORDS = re.compile(r"(?:,\s*)?\b(?:fyi|btw|tbh|imo|imho|lol|lmao|ngl)\b(?
 _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
+# days as chat spells them, written out so that dates are read ("first week back tmrw")
+_CHAT_DAYS = {
+    **dict.fromkeys(("tmrw", "tmr", "tmw", "2moro", "2mrw", "tomoz"), "tomorrow"),
+    **dict.fromkeys(("yday", "yest"), "yesterday"),
+    **dict.fromkeys(("tonite", "2nite"), "tonight"),
+    "wknd": "weekend",
+}
+_CHAT_DAY = re.compile(r"(?i)\b(?:" + "|".join(_CHAT_DAYS) + r")\b")
 # "gluten free", "dairy-free", "me time": one word, as the analysis reads it
 _HYPHENATED = re.compile(
     r"\b(?:" + "|".join(w.replace("-", r"[\s-]+") for w in HYPHENATED_WORDS) + r")\b",
@@ -77,8 +90,8 @@ def strip_filler(sentence: str) -> str:
 
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
-    shouting (an all-capitals sentence in sentence case), "im"/"ive" spelled out; a diet
-    written as one word ("gluten free" → "gluten-free")."""
+    shouting (an all-capitals sentence in sentence case), "im"/"ive" and days ("tmrw",
+    "yday") spelled out; a diet written as one word ("gluten free" → "gluten-free")."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
@@ -89,6 +102,7 @@ def tidy(sentence: str) -> str:
     if len(letters) > 8 and sum(c.isupper() for c in letters) > 0.8 * len(letters):
         text = re.sub(r"\bi\b", "I", text.lower())
         text = text[:1].upper() + text[1:]
+    text = _CHAT_DAY.sub(lambda m: _CHAT_DAYS[m[0].lower()], text)
     return _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
 
 

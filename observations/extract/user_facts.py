@@ -265,17 +265,29 @@ def _with_subjects(
     fixed |= {n: text for n, s in enumerate(sentences) if n not in fixed and (text := checked(s))}
     fixed |= {
         n: text
-        for n, (view, dates) in enumerate(found)
-        if n not in fixed and not dates and (text := unpossessed(view))
+        for n, (view, _) in enumerate(found)
+        if n not in fixed and (text := unpossessed(view))
     }
     fixed |= {
         n: right[0] for n, s in enumerate(sentences) if n not in fixed and (right := righted(s))
     }
     for n, view in zip(fixed, analyse(list(fixed.values())), strict=True):
-        shift = len(view.text) - len(sentences[n].text) if n in restored_at else 0
-        moved = tuple(replace(d, span=(d.span[0] + shift, d.span[1] + shift)) for d in found[n][1])
-        found[n] = (view, moved)
+        found[n] = (view, _moved(found[n][1], sentences[n].text, view.text, n in restored_at))
     return found
+
+
+def _moved(
+    dates: tuple[ResolvedDate, ...], before: str, after: str, prefixed: bool
+) -> tuple[ResolvedDate, ...]:
+    """The dates of a sentence written again, where they now are: all of them moved by
+    what was put before it, or those after one edit ("'s" → " is") by its length."""
+    same = (k for k, (a, b) in enumerate(zip(before, after, strict=False)) if a != b)
+    at = 0 if prefixed else next(same, min(len(before), len(after)))
+    shift = len(after) - len(before)
+    return tuple(
+        replace(d, span=(d.span[0] + shift, d.span[1] + shift)) if d.span[0] >= at else d
+        for d in dates
+    )
 
 
 def checked(sentence: Sentence) -> str | None:

@@ -201,6 +201,22 @@ TABLE = [
         ("maya", "Now I'm passionate about pottery."),
         [("maya", "preference:pottery", "Maya Chen is passionate about pottery.", "pottery")],
     ),
+    (  # a "?" ends a sentence before lower case; a "so" of consequence ends the fact
+        ("maya", "thai place for dinner sat? and heads up im allergic to peanuts so ideally "
+                 "somewhere that takes that seriously"),
+        [("maya", "constraint:allergy:peanut", "Maya Chen is allergic to peanuts.", "peanuts")],
+    ),
+    (  # an "'s" read as a possessive before an adjective is "is", whatever follows
+        ("tom", "fyi meera's pregnant so we'll need good mocktails"),
+        [("tom", "relationship:meera:pregnancy", "Meera is pregnant.", "pregnant")],
+    ),
+    (  # a lead-in of its own is left out, and its date with it
+        ("maya", "first week back tmrw i teach chem at westbury"),
+        [("maya", "experience:teach-chem", "Maya Chen teaches chem at westbury.",
+          "teaches chem at westbury")],
+    ),
+    (("maya", "my company is great"), []),
+    (("maya", "my moving company is Two Guys"), []),
     (("maya", "i dream of visiting them someday"), []),
     (("maya", "can you book me a flight to berlin?"), []),
     (("maya", "Book me a train to Porto please."), []),

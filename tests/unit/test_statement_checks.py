@@ -87,6 +87,12 @@ CASES = [  # check, a statement that fails it, one that passes it
     ),
     ("missing_object", Statement("Andrew tried."), Statement("Andrew tried many wines.")),
     (
+        "stray_mark",
+        Statement("As a chem teacher Lucía gets the ' yr."),
+        Statement("Lucía's favourite song is 'Yellow'."),
+    ),
+    ("stray_mark", Statement('Lucía loves "Yellow.'), Statement('Lucía loves "Yellow".')),
+    (
         "missing_object",
         Statement("Tom Okafor bought at the market."),
         Statement("Tom Okafor bought apples at the market."),
