@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from observations.extract.analysis import Word
 from observations.extract.clauses import GO
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
@@ -49,6 +50,8 @@ from observations.extract.topics import (
 from observations.extract.vocabulary import (
     ABSTRACT,
     CAR_NAMES,
+    COFFEE_DRINKS,
+    CONSUMABLES,
     DISLIKE,
     FOODS,
     JOBS,
@@ -253,6 +256,55 @@ def constraint(f: Frame) -> Reading | None:
     return None
 
 
+_TAKING = words("drink have eat smoke")
+_QUITTING = words("quit stop")
+_HABITS = {"smoke": "smoking", "vape": "vaping"}  # "I quit smoking": the habit is the activity
+
+
+def taking(f: Frame) -> Reading | None:
+    """A habit of taking something ("I drink 4 flat whites a day", "I have tea every
+    morning", "I switched to decaf") and its end ("I quit coffee", "I stopped drinking soda",
+    "I gave up sugar"):
+    a preference for what is taken, every coffee drink being coffee, so that quitting is
+    the same key said the other way and supersedes the habit."""
+    if f.modal is not None or (f.past and f.lemma in _TAKING):
+        return None
+    up = any(k.lower == "up" for k in f.kids("prt"))
+    quitting = f.lemma in _QUITTING or (f.lemma == "give" and up)
+    verb = f.head
+    if quitting:
+        done = [k for k in f.kids("xcomp") if k.tag == "VBG"]
+        if done and done[0].lemma in _HABITS and not f.kids("dobj", of=done[0].i):
+            return Reading("preference", _HABITS[done[0].lemma], done[0].i, f.lemma, 0.75, True)
+        verb = done[0] if done and done[0].lemma in _TAKING else verb
+    elif f.lemma == "switch":  # "I switched to decaf": what one takes now
+        to = [o for p in f.kids("prep") if p.lower == "to" for o in f.kids("pobj", of=p.i)]
+        topic = _consumed(f, to[0]) if to else None
+        return Reading("preference", topic, to[0].i, f.lemma, 0.75, False) if topic else None
+    elif f.lemma not in _TAKING:
+        return None
+    # "drink like 4 flat whites": the filler "like" is parsed as a preposition
+    hedged = [
+        o for p in f.kids("prep", of=verb.i) if p.lower == "like" for o in f.kids("pobj", of=p.i)
+    ]
+    things = f.kids("dobj", of=verb.i) or hedged
+    if quitting and things and things[0].lower in _HABITS.values():
+        return Reading("preference", things[0].lower, things[0].i, f.lemma, 0.75, True)
+    topic = _consumed(f, things[0]) if things else None
+    if topic is None:
+        return None
+    return Reading("preference", topic, things[0].i, f.lemma, 0.75, quitting or f.negative)
+
+
+def _consumed(f: Frame, thing: Word) -> str | None:
+    """What is taken, as a topic: coffee for any coffee drink; None for anything else."""
+    lemma = thing.lemma
+    mods = {k.lower for k in f.kids("amod", "compound", of=thing.i)}
+    if lemma in COFFEE_DRINKS and (lemma not in ("white", "brew") or mods & {"flat", "cold"}):
+        return "coffee"
+    return lemma if lemma in CONSUMABLES else None
+
+
 def goal(f: Frame) -> Reading | None:
     """A goal: "I want to learn to sail", "I'd love to visit Japan", "I'm planning to run…"."""
     action = f.xcomp()
@@ -354,6 +406,7 @@ RULES: tuple[Rule, ...] = (
     kin,
     skill,
     constraint,
+    taking,
     searching,
     off_to,
     happened,

@@ -170,3 +170,13 @@ TIME_NOUNS = words(
 # what says that something happens again and again ("daily", "every Sunday")
 HABITUAL = words("daily nightly weekly weekdays weeknights weekends mornings evenings")
 WEEKDAYS = words("monday tuesday wednesday thursday friday saturday sunday")
+# what one takes as a habit, and quits: "I drink 4 flat whites a day", "I quit coffee"
+CONSUMABLES = words(
+    """coffee tea caffeine alcohol booze wine beer liquor soda coke sugar meat pork beef
+    dairy milk cheese bread carbs chocolate candy sweets cigarette cig vape weed cannabis
+    matcha kombucha juice"""
+)
+# coffee as a café pours it: all of it is coffee
+COFFEE_DRINKS = words(
+    """latte cappuccino espresso americano macchiato mocha cortado decaf white brew"""
+)

@@ -215,6 +215,19 @@ TABLE = [
         [("maya", "experience:teach-chem", "Maya Chen teaches chem at westbury.",
           "teaches chem at westbury")],
     ),
+    (  # a habit of taking something: every coffee drink is coffee
+        ("maya", "i drink like 4 big flat whites a day"),
+        [("maya", "preference:coffee", "Maya Chen drinks like 4 big flat whites a day.",
+          "4 big flat whites")],
+    ),
+    (  # and its end, the same key said the other way
+        ("maya", "i finally quit coffee completely"),
+        [("maya", "preference:coffee", "Maya Chen finally quit coffee completely.", "coffee")],
+    ),
+    (
+        ("tom", "I stopped drinking soda."),
+        [("tom", "preference:soda", "Tom Okafor stopped drinking soda.", "drinking soda")],
+    ),
     (("maya", "my company is great"), []),
     (("maya", "my moving company is Two Guys"), []),
     (("maya", "i dream of visiting them someday"), []),
@@ -250,6 +263,15 @@ def test_negation_is_polarity_on_the_same_key_and_a_newer_no_longer_supersedes()
     assert was.key == now.key == "constraint:diet"
     assert (was.fields["polarity"], now.fields["polarity"]) == ("positive", "negative")
     assert was.fields["object"] == now.fields["object"] == "vegetarian"
+    (change,) = plan_supersede([_entry(1, was), _entry(2, now)])
+    assert (change.old, change.new) == (1, 2)
+
+
+def test_quitting_what_one_took_supersedes_the_habit_said_of_any_kind_of_it() -> None:
+    (was,) = facts([("maya", "i drink like 4 big flat whites a day")])
+    (now,) = facts([("maya", "ok i finally quit coffee completely!!")], START + timedelta(days=90))
+    assert was.key == now.key == "preference:coffee"
+    assert (was.fields["polarity"], now.fields["polarity"]) == ("positive", "negative")
     (change,) = plan_supersede([_entry(1, was), _entry(2, now)])
     assert (change.old, change.new) == (1, 2)
 
