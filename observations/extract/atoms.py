@@ -117,12 +117,23 @@ def _factual(parsed: Parsed, clause: Clause) -> bool:
         return False
     if _misread_am(parsed, clause):
         return False
+    if _asked_to_confirm(parsed, clause):
+        return False
     if clause.link == "ccomp" and clause.parent is not None:
         parent = parsed.words[clause.parent]
         negated = any(k.dep == "neg" for k in parsed.kids(parent.i))
         doubted = negated and parent.lemma in COGNITION and not _aside(parsed, clause, parent)
         return parent.lemma not in _HEDGES and not doubted
     return True
+
+
+def _asked_to_confirm(parsed: Parsed, clause: Clause) -> bool:
+    """A clause that ends in a "right" asking to confirm it, with no question mark ("we
+    cant foster that kitten right, ur allergic to cats"): not a statement of fact."""
+    said = [parsed.words[i] for i in clause.words if parsed.words[i].pos != "PUNCT"]
+    if len(said) < 3 or said[-1].lower != "right" or said[-1].dep not in ("advmod", "intj"):
+        return False
+    return parsed.words[said[-1].head].lemma not in ("turn", "go", "be", "get")
 
 
 def _misread_am(parsed: Parsed, clause: Clause) -> bool:

@@ -45,6 +45,11 @@ _CHAT_DAYS = {
     **dict.fromkeys(("tonite", "2nite"), "tonight"),
     "wknd": "weekend",
 }
+# "it's DOGS I'm allergic to": the thing said first to stress it, put back in its place
+_CLEFT = re.compile(
+    r"(?i)\b(?:it['’]?s|it is) (?P<thing>(?:\w+ ){0,2}?\w+) (?:that |which )?"
+    r"(?P<me>I['’]m|I am) (?P<state>allergic to|afraid of|scared of|into)\b"
+)
 _CHAT_DAY = re.compile(r"(?i)\b(?:" + "|".join(_CHAT_DAYS) + r")\b")
 # "gluten free", "dairy-free", "me time": one word, as the analysis reads it
 _HYPHENATED = re.compile(
@@ -91,7 +96,8 @@ def strip_filler(sentence: str) -> str:
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
     shouting (an all-capitals sentence in sentence case), "im"/"ive" and days ("tmrw",
-    "yday") spelled out; a diet written as one word ("gluten free" → "gluten-free")."""
+    "yday") spelled out; a diet written as one word ("gluten free" → "gluten-free"); "it's
+    dogs I'm allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
@@ -103,7 +109,13 @@ def tidy(sentence: str) -> str:
         text = re.sub(r"\bi\b", "I", text.lower())
         text = text[:1].upper() + text[1:]
     text = _CHAT_DAY.sub(lambda m: _CHAT_DAYS[m[0].lower()], text)
-    return _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
+    text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
+    return _CLEFT.sub(_uncleft, text)
+
+
+def _uncleft(m: re.Match[str]) -> str:
+    thing = m["thing"].lower() if m["thing"].isupper() else m["thing"]
+    return f"{m['me']} {m['state']} {thing}"
 
 
 def words(text: str) -> list[str]:

@@ -228,6 +228,11 @@ TABLE = [
         ("tom", "I stopped drinking soda."),
         [("tom", "preference:soda", "Tom Okafor stopped drinking soda.", "drinking soda")],
     ),
+    (  # a thing said first to stress it is put back in its place
+        ("maya", "omg no its DOGS im allergic to, cats r totally fine"),
+        [("maya", "constraint:allergy:dog", "Maya Chen is allergic to dogs.", "dogs")],
+    ),
+    (("tom", "we cant foster that kitten from my coworker right, ur allergic to cats"), []),
     (("maya", "my company is great"), []),
     (("maya", "my moving company is Two Guys"), []),
     (("maya", "i dream of visiting them someday"), []),
