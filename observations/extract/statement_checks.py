@@ -199,7 +199,7 @@ def _disagrees(parsed: Parsed, word: Word) -> bool:
     listed = [k for k in parsed.kids(word.i, "appos") if parsed.kids(k.i, "conj")]
     joined = [word, *(j for w in (word, *listed) for j in parsed.kids(w.i, "conj")), *listed]
     people = len(joined) > 1 and any(w.tag in ("NNP", "NNPS") for w in joined)
-    known = word.tag in (*_SINGULAR_SUBJECT_TAGS, "NNS")
+    known = word.tag in (*_SINGULAR_SUBJECT_TAGS, "NNS")  # a plural: "Ana's dogs", not "ines"
     if not people and (not known or len(joined) > 1):
         return False
     verb = parsed.words[word.head]
@@ -209,7 +209,7 @@ def _disagrees(parsed: Parsed, word: Word) -> bool:
         return False
     if finite.tag == "VBN" and not auxes:
         return True  # "Toby become buddies": a participle is no finite verb
-    if people or word.tag == "NNS":
+    if people or (word.tag == "NNS" and parsed.kids(word.i, "poss", "det")):
         return finite.tag == "VBZ" or finite.lower == "was"
     if finite.dep == "ccomp" and parsed.words[finite.head].lower in BARE_INFINITIVE_AFTER:
         return False  # "Maya can't help Tom move": a bare infinitive

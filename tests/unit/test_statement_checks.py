@@ -39,7 +39,7 @@ CASES = [  # check, a statement that fails it, one that passes it
         Statement("Tom's partner and Tom often play chess."),
     ),
     ("agreement", Statement("Ana and her sister was there."), Statement("Salt and pepper is all.")),
-    ("agreement", Statement("Ana's dogs loves walks."), Statement("Ana's dogs love walks.")),
+    ("agreement", Statement("Ana's dogs loves walks."), Statement("ines is allergic to nuts.")),
     ("agreement", Statement("Toby become buddies."), Statement("Toby became a buddy.")),
     (
         "first_or_second_person",
