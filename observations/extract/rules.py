@@ -263,10 +263,10 @@ _HABITS = {"smoke": "smoking", "vape": "vaping"}  # "I quit smoking": the habit 
 
 def taking(f: Frame) -> Reading | None:
     """A habit of taking something ("I drink 4 flat whites a day", "I have tea every
-    morning", "I switched to decaf") and its end ("I quit coffee", "I stopped drinking soda",
-    "I gave up sugar"):
-    a preference for what is taken, every coffee drink being coffee, so that quitting is
-    the same key said the other way and supersedes the habit."""
+    morning", "I switched to decaf") and its end ("I quit coffee", "I stopped drinking
+    soda", "I gave up sugar"): a preference for what is taken, every coffee drink being
+    coffee, so that quitting is the same key said the other way and supersedes the habit.
+    "Have" is a habit only when said with how often ("I have bread" is no liking)."""
     if f.modal is not None or (f.past and f.lemma in _TAKING):
         return None
     up = any(k.lower == "up" for k in f.kids("prt"))
@@ -281,7 +281,7 @@ def taking(f: Frame) -> Reading | None:
         to = [o for p in f.kids("prep") if p.lower == "to" for o in f.kids("pobj", of=p.i)]
         topic = _consumed(f, to[0]) if to else None
         return Reading("preference", topic, to[0].i, f.lemma, 0.75, False) if topic else None
-    elif f.lemma not in _TAKING:
+    elif f.lemma not in _TAKING or (f.lemma == "have" and not _how_often(f)):
         return None
     # "drink like 4 flat whites": the filler "like" is parsed as a preposition
     hedged = [
@@ -294,6 +294,13 @@ def taking(f: Frame) -> Reading | None:
     if topic is None:
         return None
     return Reading("preference", topic, things[0].i, f.lemma, 0.75, quitting or f.negative)
+
+
+_OFTEN = words("day daily morning mornings night nights week usually always often every regularly")
+
+
+def _how_often(f: Frame) -> bool:
+    return any(f.parsed.words[i].lower in _OFTEN for i in f.clause.words)
 
 
 def _consumed(f: Frame, thing: Word) -> str | None:

@@ -233,6 +233,11 @@ TABLE = [
         [("maya", "constraint:allergy:dog", "Maya Chen is allergic to dogs.", "dogs")],
     ),
     (("tom", "we cant foster that kitten from my coworker right, ur allergic to cats"), []),
+    (  # "have" without how often is no habit: no liking of bread
+        ("tom", "i have some bread left"),
+        [("tom", "experience:have-bread", "Tom Okafor has some bread left.",
+          "has some bread left")],
+    ),
     (("maya", "my company is great"), []),
     (("maya", "my moving company is Two Guys"), []),
     (("maya", "i dream of visiting them someday"), []),
