@@ -102,6 +102,9 @@ def bench_build(ctx: Context, sessions: int, locomo: Path | None, turns: int) ->
     then MEMLEDGER_WORKER_THREADS builders at once. The sessions are copies of the sample
     transcript, or of a LoCoMo file's sessions with --locomo."""
 
+    runs = session_events(locomo, turns) if locomo else None
+    if runs == []:
+        raise click.BadParameter(f"no session of {locomo} has {turns} turns", param_hint="--turns")
     s = ctx.settings
     config = make_build_config(s)
     with (
@@ -117,7 +120,7 @@ def bench_build(ctx: Context, sessions: int, locomo: Path | None, turns: int) ->
             sessions=sessions,
             builders=s.worker_threads,
             now=wall_clock(),
-            transcript=transcript_of(session_events(locomo, turns)) if locomo else None,
+            transcript=transcript_of(runs) if runs else None,
         )
     click.echo(
         f"build: {f.sessions} sessions ({f.events_per_session:.1f} events, "

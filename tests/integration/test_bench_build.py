@@ -6,11 +6,14 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from ledger.db import connect
 from observations.builder import BuildConfig
 from observations.embed_hash import HashEmbedder
 from observations.extract.heuristic import HeuristicExtractor
 from ops.bench.build import run_build, transcript_of
+from ops.cli import cli
 from ops.eval.locomo_data import session_events
 from tests.integration.test_locomo_eval import SAMPLE
 
@@ -40,3 +43,10 @@ def test_the_build_benchmark_runs_copies_of_the_sessions_it_is_given(
     assert figures.words_per_session == words / 2
     assert figures.items_per_session > 0 and figures.e2e_parallel_sessions_per_s > 0
     assert built is not None and built["n"] == 3 * 4  # three tenants, two copies of two
+
+
+def test_the_build_benchmark_refuses_runs_longer_than_every_session(tmp_path: Path) -> None:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([SAMPLE]))
+    done = CliRunner().invoke(cli, ["bench", "build", "--locomo", str(path), "--turns", "4"])
+    assert done.exit_code == 2 and "has 4 turns" in done.output
