@@ -165,7 +165,7 @@ def _loaded() -> _Pipeline:
         return _pipeline
 
 
-def _known_verb(word: str) -> bool:
+def known_verb(word: str) -> bool:
     """Whether ``word`` (lower case) is the base form of an English verb in the pipeline's
     lemmatizer tables: the tagger reads "to seattle" as an infinitive, the tables do not."""
     return word in _index("verb")
@@ -224,7 +224,7 @@ def _places_after_to(words: list[Word]) -> list[Word]:
     switched to hokas" (parsed as "to" + an infinitive, whose other words then hang on the
     verb of going). Only words that are no verb in the lemmatizer's tables."""
     for n, word in enumerate(words):
-        if word.tag != "VB" or _known_verb(word.lower) or not word.text.isalpha():
+        if word.tag != "VB" or known_verb(word.lower) or not word.text.isalpha():
             continue
         if word.dep == "pobj":
             words[n] = replace(word, text=as_name(word.text), tag="NNP", pos="PROPN")

@@ -42,7 +42,8 @@ from observations.extract.references import (
 )
 from observations.extract.render import render, sentence_case, strip_article
 from observations.extract.rules import read
-from observations.extract.vocabulary import BARE_INFINITIVE_AFTER, COGNITION, FAMILY, words
+from observations.extract.topics import role
+from observations.extract.vocabulary import BARE_INFINITIVE_AFTER, COGNITION, FAMILY, ROLES, words
 
 _CONDITIONS = words("if unless when whenever whether once where wherever though")
 _HEDGES = words(
@@ -522,6 +523,23 @@ def _persons(
     return tuple(dict.fromkeys(found))
 
 
+def _new_relation(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
+    """A relation the speaker has just got ("got a new puppy", "I have a brother"): the
+    "he" or "she" that follows can mean it."""
+    verb = parsed.words[word.head]
+    if word.dep != "dobj" or verb.lemma not in ("have", "get", "adopt") or word.lemma not in ROLES:
+        return None
+    if not any(k.lower in ("a", "an", "another") for k in parsed.kids(word.i, "det")):
+        return None
+    subject = parsed.kids(verb.i, *SUBJECTS)
+    if subject and not (subject[0].lower in FIRST and subject[0].pos == "PRON"):
+        return None
+    me = speech.me
+    return Referent(
+        "relation", f"{me.possessive} {word.lower}", me.person, role(word), None, word.lower
+    )
+
+
 def _note(parsed: Parsed, clause: Clause, speech: Speech) -> None:
     """Remember the people the clause names, for a later "he" or "her"."""
     for i in clause.words:
@@ -529,7 +547,7 @@ def _note(parsed: Parsed, clause: Clause, speech: Speech) -> None:
         beside = word.dep == "appos" and parsed.words[word.head].pos == "PROPN"
         if word.pos not in ("PROPN", "NOUN") or (word.dep not in CORE | {"poss"} and not beside):
             continue  # a person named as subject or object, or beside a name ("Toby, my dog")
-        found = named(parsed, word, speech)
+        found = named(parsed, word, speech) or _new_relation(parsed, word, speech)
         if found is None or found.kind == "self":
             continue
         if found.kind == "outsider" and word.dep not in (*SUBJECTS, "dobj", "dative"):

@@ -10,7 +10,7 @@ any other first-person sentence.
 
 from __future__ import annotations
 
-from observations.extract.analysis import Parsed, Word
+from observations.extract.analysis import Parsed, Word, known_verb
 from observations.extract.clauses import SUBJECTS
 from observations.extract.vocabulary import DIETS, words
 
@@ -50,10 +50,13 @@ def restored(parsed: Parsed) -> str | None:
 def _tag(word: Word) -> str:
     """The word's tag, but a past form the tagger read as the base form at the start of a
     sentence ("Booked the dentist for monday", VB as if an imperative) is past: it ends
-    in -ed, as base forms do not (but those in -eed: "Need a haircut", "Feed the cat")."""
+    in -ed, as base forms do not (but those in -eed: "Need a haircut", "Feed the cat"),
+    or it is no verb's base form in the lemmatizer's tables ("Got a new puppy")."""
     lower = word.lower
     if word.tag == "VB" and lower.endswith("ed") and not lower.endswith("eed") and len(lower) > 4:
         return "VBD"
+    if word.tag == "VB" and word.pos == "VERB" and lower.isalpha() and not known_verb(lower):
+        return "VBD"  # "Got a new puppy", "Went home early": no verb's base form
     return word.tag
 
 

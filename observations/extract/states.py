@@ -227,12 +227,14 @@ def _an_age(f: Frame, comp: Word) -> bool:
 
 
 def _describes(f: Frame, comp: Word) -> bool:
-    """ "I'm a night owl", "I'm still a brown belt": a noun that says what someone is,
-    with a modifier to make it specific, no "my" (that names a relation) and no judgement."""
+    """ "I'm a night owl", "I'm still a brown belt", "he's a corgi named Waffles": a noun
+    that says what someone is, with a modifier or a name to make it specific, no "my"
+    (that names a relation) and no judgement."""
     kids = f.kids(of=comp.i)
     if any(k.dep == "poss" for k in kids) or comp.lemma in JUDGEMENTS or f.negative:
         return False
-    return any(k.dep in ("amod", "compound") and k.lemma not in JUDGEMENTS for k in kids)
+    named = any(k.dep == "acl" and k.lemma in ("name", "call") for k in kids)  # "a corgi named…"
+    return named or any(k.dep in ("amod", "compound") and k.lemma not in JUDGEMENTS for k in kids)
 
 
 def _interest_held(f: Frame) -> bool:

@@ -38,6 +38,8 @@ _ASIDE_WORDS = re.compile(r"(?:,\s*)?\b(?:fyi|btw|tbh|imo|imho|lol|lmao|ngl)\b(?
 _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
+# contractions chat writes without the apostrophe, where no other word is spelled the same
+_CHAT_CONTRACTIONS = re.compile(r"\b([Hh]e|[Ss]he|[Tt]hat|[Yy]ou|[Tt]hey)(s|re)\b")
 # days as chat spells them, written out so that dates are read ("first week back tmrw")
 _CHAT_DAYS = {
     **dict.fromkeys(("tmrw", "tmr", "tmw", "2moro", "2mrw", "tomoz"), "tomorrow"),
@@ -95,9 +97,9 @@ def strip_filler(sentence: str) -> str:
 
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
-    shouting (an all-capitals sentence in sentence case), "im"/"ive" and days ("tmrw",
-    "yday") spelled out; a diet written as one word ("gluten free" → "gluten-free"); "it's
-    dogs I'm allergic to" as "I'm allergic to dogs"."""
+    shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre" and
+    days ("tmrw", "yday") spelled out; a diet written as one word ("gluten free" →
+    "gluten-free"); "it's dogs I'm allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
@@ -110,7 +112,17 @@ def tidy(sentence: str) -> str:
         text = text[:1].upper() + text[1:]
     text = _CHAT_DAY.sub(lambda m: _CHAT_DAYS[m[0].lower()], text)
     text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
+    text = _CHAT_CONTRACTIONS.sub(_apostrophe, text)
     return _CLEFT.sub(_uncleft, text)
+
+
+def _apostrophe(m: re.Match[str]) -> str:
+    """ "hes" → "he's", "theyre" → "they're"; not "thes" or "youre" of other words."""
+    word, tail = m[1], m[2]
+    fits = (tail == "s" and word.lower() in ("he", "she", "that")) or (
+        tail == "re" and word.lower() in ("you", "they")
+    )
+    return f"{word}'{tail}" if fits else m[0]
 
 
 def _uncleft(m: re.Match[str]) -> str:

@@ -238,6 +238,12 @@ TABLE = [
         [("tom", "experience:have-bread", "Tom Okafor has some bread left.",
           "has some bread left")],
     ),
+    (  # a past form read as an imperative leaves out "I"; "he" is the relation just got
+        ("tom", "got a new puppy!!! hes a corgi named waffles"),
+        [("tom", "relationship:dog", "Tom Okafor got a new puppy.", "new puppy"),
+         ("tom", "relationship:dog:corgi", "Tom Okafor's puppy is a corgi named waffles.",
+          "corgi named waffles")],
+    ),
     (("maya", "my company is great"), []),
     (("maya", "my moving company is Two Guys"), []),
     (("maya", "i dream of visiting them someday"), []),
