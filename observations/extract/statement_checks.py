@@ -191,16 +191,19 @@ def _lacks_object(parsed: Parsed, word: Word) -> bool:
 
 
 def _disagrees(parsed: Parsed, word: Word) -> bool:
-    """A singular noun or name subject whose finite verb is a plural form; a plural noun, or
-    people joined by "and", whose finite verb is a singular one ("Ana's dogs loves…", "Ana
-    and Tom lives…"); a participle without its auxiliary for a verb ("Toby become…")."""
+    """A singular noun or name subject whose finite verb is a plural form; a plural noun
+    with its determiner or owner, or people joined by "and", whose finite verb is a singular
+    one ("Ana's dogs loves…", "Ana and Tom lives…"); a participle without its auxiliary for
+    a verb ("Toby become…")."""
     if word.dep != "nsubj":
         return False
     listed = [k for k in parsed.kids(word.i, "appos") if parsed.kids(k.i, "conj")]
     joined = [word, *(j for w in (word, *listed) for j in parsed.kids(w.i, "conj")), *listed]
     people = len(joined) > 1 and any(w.tag in ("NNP", "NNPS") for w in joined)
-    known = word.tag in (*_SINGULAR_SUBJECT_TAGS, "NNS")  # a plural: "Ana's dogs", not "ines"
-    if not people and (not known or len(joined) > 1):
+    # "ines is…": a lowercase name is at times tagged as a plural noun
+    plural = people or (word.tag == "NNS" and bool(parsed.kids(word.i, "poss", "det")))
+    singular = word.tag in _SINGULAR_SUBJECT_TAGS and len(joined) == 1
+    if not plural and not singular:
         return False
     verb = parsed.words[word.head]
     auxes = [a for a in parsed.kids(verb.i, "aux", "auxpass") if a.tag != "TO" and a.i < verb.i]
@@ -209,7 +212,7 @@ def _disagrees(parsed: Parsed, word: Word) -> bool:
         return False
     if finite.tag == "VBN" and not auxes:
         return True  # "Toby become buddies": a participle is no finite verb
-    if people or (word.tag == "NNS" and parsed.kids(word.i, "poss", "det")):
+    if plural:
         return finite.tag == "VBZ" or finite.lower == "was"
     if finite.dep == "ccomp" and parsed.words[finite.head].lower in BARE_INFINITIVE_AFTER:
         return False  # "Maya can't help Tom move": a bare infinitive

@@ -40,6 +40,7 @@ CASES = [  # check, a statement that fails it, one that passes it
     ),
     ("agreement", Statement("Ana and her sister was there."), Statement("Salt and pepper is all.")),
     ("agreement", Statement("Ana's dogs loves walks."), Statement("ines is allergic to nuts.")),
+    ("agreement", Statement("Ana's dogs loves walks."), Statement("Parents worry about Ana.")),
     ("agreement", Statement("Toby become buddies."), Statement("Toby became a buddy.")),
     (
         "first_or_second_person",
