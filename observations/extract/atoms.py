@@ -43,7 +43,14 @@ from observations.extract.references import (
 from observations.extract.render import render, sentence_case, strip_article
 from observations.extract.rules import read
 from observations.extract.topics import role
-from observations.extract.vocabulary import BARE_INFINITIVE_AFTER, COGNITION, FAMILY, ROLES, words
+from observations.extract.vocabulary import (
+    BARE_INFINITIVE_AFTER,
+    COGNITION,
+    FAMILY,
+    GETTING,
+    ROLES,
+    words,
+)
 
 _CONDITIONS = words("if unless when whenever whether once where wherever though")
 _HEDGES = words(
@@ -286,15 +293,10 @@ def _so_then(parsed: Parsed, clause: Clause, words: set[int]) -> int | None:
     clause; not the "so" of degree ("so happy", "so much")."""
     for i in sorted(words):
         word = parsed.words[i]
-        if word.lower != "so" or word.dep != "advmod" or i <= clause.head or i == 0:
+        if word.lower != "so" or word.dep != "advmod" or i <= clause.head:
             continue
-        before, after = (
-            parsed.words[i - 1],
-            parsed.words[i + 1] if i + 1 < len(parsed.words) else None,
-        )
-        if before.pos in ("NOUN", "PROPN", "PRON") and (
-            after is None or after.lower not in _SO_DEGREE
-        ):
+        after = parsed.words[i + 1].lower if i + 1 < len(parsed.words) else ""
+        if parsed.words[i - 1].pos in ("NOUN", "PROPN", "PRON") and after not in _SO_DEGREE:
             return i
     return None
 
@@ -527,7 +529,7 @@ def _new_relation(parsed: Parsed, word: Word, speech: Speech) -> Referent | None
     """A relation the speaker has just got ("got a new puppy", "I have a brother"): the
     "he" or "she" that follows can mean it."""
     verb = parsed.words[word.head]
-    if word.dep != "dobj" or verb.lemma not in ("have", "get", "adopt") or word.lemma not in ROLES:
+    if word.dep != "dobj" or verb.lemma not in GETTING or word.lemma not in ROLES:
         return None
     if not any(k.lower in ("a", "an", "another") for k in parsed.kids(word.i, "det")):
         return None

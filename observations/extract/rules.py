@@ -54,6 +54,7 @@ from observations.extract.vocabulary import (
     CONSUMABLES,
     DISLIKE,
     FOODS,
+    GETTING,
     JOBS,
     LIKE,
     ROLES,
@@ -199,7 +200,7 @@ def vehicle(f: Frame) -> Reading | None:
 
 def kin(f: Frame) -> Reading | None:
     """Kin and pets: "I have a sister named Lena", "we adopted a puppy"."""
-    if f.lemma not in ("have", "get", "adopt"):
+    if f.lemma not in GETTING:
         return None
     for found in f.kids("dobj"):
         if found.lemma in ROLES:
@@ -258,42 +259,42 @@ def constraint(f: Frame) -> Reading | None:
 
 _TAKING = words("drink have eat smoke")
 _QUITTING = words("quit stop")
-_HABITS = {"smoke": "smoking", "vape": "vaping"}  # "I quit smoking": the habit is the activity
+_HABITS = words("smoking vaping")  # "I quit smoking": the habit is the activity
 
 
 def taking(f: Frame) -> Reading | None:
     """A habit of taking something ("I drink 4 flat whites a day", "I have tea every
     morning", "I switched to decaf") and its end ("I quit coffee", "I stopped drinking
-    soda", "I gave up sugar"): a preference for what is taken, every coffee drink being
-    coffee, so that quitting is the same key said the other way and supersedes the habit.
-    "Have" is a habit only when said with how often ("I have bread" is no liking)."""
-    if f.modal is not None or (f.past and f.lemma in _TAKING):
+    soda", "I gave up sugar", "I quit smoking"): a preference for what is taken, every
+    coffee drink being coffee, so that quitting is the same key said the other way and
+    supersedes the habit. "Have" is a habit only when said with how often ("I have bread"
+    is no liking)."""
+    if f.modal is not None:
         return None
+    if f.lemma == "switch":  # "I switched to decaf": what one takes now
+        things = [o for p in f.kids("prep") if p.lower == "to" for o in f.kids("pobj", of=p.i)]
+        return _taken(f, things, negative=False)
     up = any(k.lower == "up" for k in f.kids("prt"))
     quitting = f.lemma in _QUITTING or (f.lemma == "give" and up)
-    verb = f.head
-    if quitting:
-        done = [k for k in f.kids("xcomp") if k.tag == "VBG"]
-        if done and done[0].lemma in _HABITS and not f.kids("dobj", of=done[0].i):
-            return Reading("preference", _HABITS[done[0].lemma], done[0].i, f.lemma, 0.75, True)
-        verb = done[0] if done and done[0].lemma in _TAKING else verb
-    elif f.lemma == "switch":  # "I switched to decaf": what one takes now
-        to = [o for p in f.kids("prep") if p.lower == "to" for o in f.kids("pobj", of=p.i)]
-        topic = _consumed(f, to[0]) if to else None
-        return Reading("preference", topic, to[0].i, f.lemma, 0.75, False) if topic else None
-    elif f.lemma not in _TAKING or (f.lemma == "have" and not _how_often(f)):
+    if not quitting and (f.lemma not in _TAKING or f.past):
         return None
+    if f.lemma == "have" and not _how_often(f):
+        return None
+    done = next((k for k in f.kids("xcomp") if k.tag == "VBG"), None) if quitting else None
+    verb = done if done is not None and done.lemma in _TAKING else f.head
     # "drink like 4 flat whites": the filler "like" is parsed as a preposition
-    hedged = [
+    like = [
         o for p in f.kids("prep", of=verb.i) if p.lower == "like" for o in f.kids("pobj", of=p.i)
     ]
-    things = f.kids("dobj", of=verb.i) or hedged
-    if quitting and things and things[0].lower in _HABITS.values():
-        return Reading("preference", things[0].lower, things[0].i, f.lemma, 0.75, True)
+    things = f.kids("dobj", of=verb.i) or like or ([done] if done is not None else [])
+    return _taken(f, things, negative=quitting or f.negative)
+
+
+def _taken(f: Frame, things: list[Word], negative: bool) -> Reading | None:
     topic = _consumed(f, things[0]) if things else None
     if topic is None:
         return None
-    return Reading("preference", topic, things[0].i, f.lemma, 0.75, quitting or f.negative)
+    return Reading("preference", topic, things[0].i, f.lemma, 0.75, negative)
 
 
 _OFTEN = words("day daily morning mornings night nights week usually always often every regularly")
@@ -304,7 +305,10 @@ def _how_often(f: Frame) -> bool:
 
 
 def _consumed(f: Frame, thing: Word) -> str | None:
-    """What is taken, as a topic: coffee for any coffee drink; None for anything else."""
+    """What is taken, as a topic: coffee for any coffee drink, the habit for "smoking";
+    None for anything else."""
+    if thing.lower in _HABITS:
+        return thing.lower
     lemma = thing.lemma
     mods = {k.lower for k in f.kids("amod", "compound", of=thing.i)}
     if lemma in COFFEE_DRINKS and (lemma not in ("white", "brew") or mods & {"flat", "cold"}):

@@ -39,7 +39,7 @@ _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
 # contractions chat writes without the apostrophe, where no other word is spelled the same
-_CHAT_CONTRACTIONS = re.compile(r"\b([Hh]e|[Ss]he|[Tt]hat|[Yy]ou|[Tt]hey)(s|re)\b")
+_CHAT_CONTRACTIONS = re.compile(r"\b(?:([Hh]e|[Ss]he|[Tt]hat)(s)|([Yy]ou|[Tt]hey)(re))\b")
 # days as chat spells them, written out so that dates are read ("first week back tmrw")
 _CHAT_DAYS = {
     **dict.fromkeys(("tmrw", "tmr", "tmw", "2moro", "2mrw", "tomoz"), "tomorrow"),
@@ -117,12 +117,9 @@ def tidy(sentence: str) -> str:
 
 
 def _apostrophe(m: re.Match[str]) -> str:
-    """ "hes" → "he's", "theyre" → "they're"; not "thes" or "youre" of other words."""
-    word, tail = m[1], m[2]
-    fits = (tail == "s" and word.lower() in ("he", "she", "that")) or (
-        tail == "re" and word.lower() in ("you", "they")
-    )
-    return f"{word}'{tail}" if fits else m[0]
+    """ "hes" → "he's", "theyre" → "they're"."""
+    word, tail = (m[1], m[2]) if m[1] else (m[3], m[4])
+    return f"{word}'{tail}"
 
 
 def _uncleft(m: re.Match[str]) -> str:

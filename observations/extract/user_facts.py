@@ -261,7 +261,6 @@ def _with_subjects(
     possessive ("cleo's allergic to peanuts") is parsed again with "is" for it."""
     found = [(view, s.dates) for view, s in zip(views, sentences, strict=True)]
     fixed = {n: text for n, (view, _) in enumerate(found) if (text := restored(view))}
-    restored_at = set(fixed)
     fixed |= {n: text for n, s in enumerate(sentences) if n not in fixed and (text := checked(s))}
     fixed |= {
         n: text
@@ -272,17 +271,16 @@ def _with_subjects(
         n: right[0] for n, s in enumerate(sentences) if n not in fixed and (right := righted(s))
     }
     for n, view in zip(fixed, analyse(list(fixed.values())), strict=True):
-        found[n] = (view, _moved(found[n][1], sentences[n].text, view.text, n in restored_at))
+        found[n] = (view, _moved(found[n][1], sentences[n].text, view.text))
     return found
 
 
-def _moved(
-    dates: tuple[ResolvedDate, ...], before: str, after: str, prefixed: bool
-) -> tuple[ResolvedDate, ...]:
-    """The dates of a sentence written again, where they now are: all of them moved by
-    what was put before it, or those after one edit ("'s" → " is") by its length."""
+def _moved(dates: tuple[ResolvedDate, ...], before: str, after: str) -> tuple[ResolvedDate, ...]:
+    """The dates of a sentence written again where they now are: those after the first
+    character that changed ("Went…" → "I went…", "'s" → " is") move by the change in
+    length."""
     same = (k for k, (a, b) in enumerate(zip(before, after, strict=False)) if a != b)
-    at = 0 if prefixed else next(same, min(len(before), len(after)))
+    at = next(same, min(len(before), len(after)))
     shift = len(after) - len(before)
     return tuple(
         replace(d, span=(d.span[0] + shift, d.span[1] + shift)) if d.span[0] >= at else d

@@ -170,6 +170,8 @@ TIME_NOUNS = words(
 # what says that something happens again and again ("daily", "every Sunday")
 HABITUAL = words("daily nightly weekly weekdays weeknights weekends mornings evenings")
 WEEKDAYS = words("monday tuesday wednesday thursday friday saturday sunday")
+# verbs of having or getting a relation: "I have a sister", "we adopted a puppy"
+GETTING = words("have get adopt")
 # what one takes as a habit, and quits: "I drink 4 flat whites a day", "I quit coffee"
 CONSUMABLES = words(
     """coffee tea caffeine alcohol booze wine beer liquor soda coke sugar meat pork beef
