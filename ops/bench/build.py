@@ -59,28 +59,23 @@ class ConstantEmbedder:
         return np.tile(self._vector, (len(texts), 1))
 
 
-# one copy of a transcript: its events, with ``k`` making its channels and users its own
-Copy = Callable[[int], Iterator[dict[str, Any]]]
-
-
 @dataclass(frozen=True, slots=True)
 class Transcript:
-    """Where a benchmark's sessions come from: copies of one transcript."""
+    """Where a benchmark's sessions come from: copies of these events."""
 
-    copy: Copy
-    sessions: int  # sessions per copy
+    events: list[dict[str, Any]]
+    sessions: int  # the sessions they make
 
 
 def sample_transcript() -> Transcript:
     """The sample transcript (user facts, small talk, an agent's tool calls): 5 sessions."""
     sample = [json.loads(line) for line in sample_path().read_text().splitlines() if line]
-    return Transcript(lambda k: _own(sample, k), 5)
+    return Transcript(sample, 5)
 
 
 def transcript_of(sessions: list[list[dict[str, Any]]]) -> Transcript:
     """Sessions given as their events, each session in a channel of its own."""
-    events = [e for session in sessions for e in session]
-    return Transcript(lambda k: _own(events, k), len(sessions))
+    return Transcript([e for session in sessions for e in session], len(sessions))
 
 
 def _own(events: list[dict[str, Any]], k: int) -> Iterator[dict[str, Any]]:
@@ -104,7 +99,7 @@ def load_sessions(
     transcript = transcript or sample_transcript()
     batch: list[dict[str, Any]] = []
     for k in range(-(-sessions // transcript.sessions)):
-        for event in transcript.copy(k):
+        for event in _own(transcript.events, k):
             batch.append(event)
             if len(batch) == 1000:
                 append(conn, tenant, batch, now=now)

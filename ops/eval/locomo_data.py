@@ -84,19 +84,7 @@ def normalize_dia_id(raw: str) -> list[str]:
 
 def events(conversation: Conversation) -> list[dict[str, Any]]:
     """The conversation as ledger events, in order."""
-    return [
-        {
-            "external_id": turn.dia_id,
-            "channel_id": conversation.sample_id,
-            "role": "user",
-            "actor_id": speaker_id(turn.speaker),
-            "actor_name": turn.speaker,
-            "content": turn.text or f"[image: {turn.caption}]",
-            "occurred_at": turn.at,
-            "metadata": {"image_caption": turn.caption} if turn.caption else {},
-        }
-        for turn in conversation.turns
-    ]
+    return [_event(conversation, turn) for turn in conversation.turns]
 
 
 def session_events(path: Path, turns: int = 0) -> list[list[dict[str, Any]]]:
@@ -105,15 +93,28 @@ def session_events(path: Path, turns: int = 0) -> list[list[dict[str, Any]]]:
     is left out)."""
     found: list[list[dict[str, Any]]] = []
     for conversation in load(path):
-        by_session: dict[str, list[dict[str, Any]]] = {}
-        for event in events(conversation):
-            by_session.setdefault(event["external_id"].split(":")[0], []).append(event)
-        for name, session in by_session.items():
+        for n, session in enumerate(conversation.sessions, 1):
             size = turns or len(session)
+            if not size:
+                continue  # a session whose turns all were empty
             for start in range(0, len(session) - size + 1, size):
-                channel = f"{conversation.sample_id}-{name}-{start}"
-                found.append([{**e, "channel_id": channel} for e in session[start : start + size]])
+                channel = f"{conversation.sample_id}-{n}-{start}"
+                run = session[start : start + size]
+                found.append([{**_event(conversation, t), "channel_id": channel} for t in run])
     return found
+
+
+def _event(conversation: Conversation, turn: Turn) -> dict[str, Any]:
+    return {
+        "external_id": turn.dia_id,
+        "channel_id": conversation.sample_id,
+        "role": "user",
+        "actor_id": speaker_id(turn.speaker),
+        "actor_name": turn.speaker,
+        "content": turn.text or f"[image: {turn.caption}]",
+        "occurred_at": turn.at,
+        "metadata": {"image_caption": turn.caption} if turn.caption else {},
+    }
 
 
 def speaker_id(name: str) -> str:
