@@ -53,8 +53,10 @@ __all__ += ["find_dates", "resolve", "rewrite_dates", "yearly_dates"]
 # an entry's fields that date it to one occurrence: the phrase (ISO 8601) and its
 # granularity, the day it starts on and how exact it is
 DATE_FIELDS = ("event_time", "event_time_granularity", "valid_at", "precision")
-_PREFIX = re.compile(r"(?i)\b(?:back in|during|on|in)\s+$")
-_PREFIX_AT_START = re.compile(r"(?i)(?:back in|during|on|in)\s+")
+# a preposition a phrase takes in with it ("during yesterday", "back in 2019")
+_PREPOSITION = r"(?:back in|during|on|in)\s+"
+_PREFIX = re.compile(rf"\b{_PREPOSITION}$", re.IGNORECASE)
+_PREFIX_AT_START = re.compile(_PREPOSITION, re.IGNORECASE)
 _KEEP_PREPOSITION = re.compile(
     r"(?i)\b(?:since|until|till|by|from|before|after|around|of|to|through|than|for|at|about"
     r"|between|into|like)\s+$"
