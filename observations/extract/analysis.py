@@ -12,7 +12,9 @@ numpy's BLAS rather than thinc's default (blis): the same parses, about 1.8 time
 text (:class:`Parsed`), so that the rest of the extractor never touches spaCy objects.
 The pipeline's attribute ruler (parts of speech, morphology) runs as
 :class:`~observations.extract.attributes.Attributes`, its own patterns without spaCy's
-Matcher, three times faster and with the same result. ``analyse(texts, light=True)`` skips
+Matcher, three times faster and with the same result; the lemmatizer's index tables are
+made sets (spaCy keeps them as lists, which its rules search word by word: the lemmas took
+a quarter of the parse). ``analyse(texts, light=True)`` skips
 it and the lemmatizer: parts of speech come from the tags by a fixed table and lemmas are
 the lower-cased words, enough for the statement checks.
 """
@@ -161,7 +163,11 @@ def _loaded() -> _Pipeline:
             for word in HYPHENATED_WORDS:  # "gluten-free", not "gluten" "-" "free"
                 tokenizer.add_special_case(word, [{"ORTH": word}])
             ruler = nlp.get_pipe("attribute_ruler")
-            _pipeline = _Pipeline(nlp, Attributes(ruler), nlp.get_pipe("lemmatizer"))
+            lemmatizer = nlp.get_pipe("lemmatizer")
+            index = lemmatizer.lookups.get_table("lemma_index")
+            for pos in list(index):  # lists, which the rules search word by word
+                index[pos] = frozenset(index[pos])
+            _pipeline = _Pipeline(nlp, Attributes(ruler), lemmatizer)
         return _pipeline
 
 

@@ -6,8 +6,9 @@ two tokens: "gon na", "let 's"). spaCy runs them with its Matcher, which costs a
 third of the whole parse on chat-length texts. :class:`Attributes` compiles the same
 patterns into rules, matches every rule against
 the tokens as the parser left them, and sets the same attributes in the same order (a later
-pattern wins), with spaCy's own ``set_token_attrs``. Which rules a token's tag and text
-settle is worked out once per tag and text. A test checks it against the ruler.
+pattern wins), with spaCy's own ``set_token_attrs``. Which rules a token's own features
+(tag, text, dependency, space) settle is worked out once per distinct features, so that
+only the few patterns of two tokens look further. A test checks it against the ruler.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spacy.attrs import DEP, IS_SPACE, LOWER, TAG
 from spacy.tokens._retokenize import set_token_attrs
 
 _FIELDS = {"TAG": 0, "LOWER": 1, "DEP": 2, "IS_SPACE": 3}
@@ -31,17 +33,17 @@ class _Rule:
     attrs: dict[int, Any]  # normalized, as the ruler keeps them
 
     def rest(self) -> tuple[tuple[int, int, Any], ...]:
-        """What is left to check once the first token's tag and text hold, as (offset,
-        field, condition), those of the first token first."""
+        """What is left to check once the first token's own features hold, as (offset,
+        field, condition)."""
         return tuple(
             (n, field, condition)
             for n, conditions in enumerate(self.tokens)
             for field, condition in conditions
-            if n > 0 or field not in (0, 1)
+            if n > 0
         )
 
 
-# a rule that depends on more than a token's tag and text: its span and what is left to check
+# a rule that depends on the next tokens: its span and what is left to check
 _Maybe = tuple[_Rule, int, tuple[tuple[int, int, Any], ...]]
 
 
@@ -64,44 +66,50 @@ def _holds(value: Any, condition: Any) -> bool:
 class Attributes:
     """The attribute ruler ``ruler``'s patterns, applied without its Matcher."""
 
+    # plans kept, one per distinct (tag, text, dependency, space): past this many, they
+    # are worked out afresh
+    MAX_PLANS = 200_000
+
     def __init__(self, ruler: Any) -> None:
         self._by_text: dict[tuple[int, str], list[_Rule]] = {}
         for order, pattern in enumerate(ruler.patterns):
             for tokens in pattern["patterns"]:
                 rule = _rule(order, tokens, ruler.indices[order], ruler.attrs[order])
                 self._by_text.setdefault(_bucket(rule), []).append(rule)
-        self._plans: dict[tuple[str, str], tuple[tuple[_Rule, ...], tuple[_Maybe, ...]]] = {}
+        self._plans: dict[Features, tuple[tuple[_Rule, ...], tuple[_Maybe, ...]]] = {}
 
-    def _plan(self, tag: str, lower: str) -> tuple[tuple[_Rule, ...], tuple[_Maybe, ...]]:
-        """The rules that match any token with this tag and text, and those that depend on
-        more (its dependency, its neighbour) with what is left to check: computed once per
-        tag and text."""
-        key = (tag, lower)
-        plan = self._plans.get(key)
+    def _plan(self, own: Features) -> tuple[tuple[_Rule, ...], tuple[_Maybe, ...]]:
+        """The rules that match any token with these features (its tag, text, dependency
+        and whether it is a space), and those that depend on the tokens after it, with what
+        is left to check: worked out once per distinct features."""
+        plan = self._plans.get(own)
         if plan is None:
             sure: list[_Rule] = []
             maybe: list[_Maybe] = []
-            found = [(0, tag), (1, lower), (-1, "")]
+            found = [(0, own[0]), (1, own[1]), (-1, "")]
             candidates = sorted(
                 (r for bucket in found for r in self._by_text.get(bucket, ())),
                 key=lambda r: r.order,
             )
             for rule in candidates:
-                fixed = [(f, c) for f, c in rule.tokens[0] if f in (0, 1)]
-                if not all(_holds(key[f], c) for f, c in fixed):
+                if not all(_holds(own[f], c) for f, c in rule.tokens[0]):
                     continue
-                if len(rule.tokens) == 1 and len(fixed) == len(rule.tokens[0]):
+                if len(rule.tokens) == 1:
                     sure.append(rule)
                 else:
                     maybe.append((rule, len(rule.tokens), rule.rest()))
-            plan = self._plans[key] = (tuple(sure), tuple(maybe))
+            if len(self._plans) >= self.MAX_PLANS:
+                self._plans.clear()
+            plan = self._plans[own] = (tuple(sure), tuple(maybe))
         return plan
 
     def __call__(self, doc: Any) -> Any:
-        features = [(t.tag_, t.lower_, t.dep_, t.is_space) for t in doc]
+        strings = doc.vocab.strings
+        rows = doc.to_array([TAG, LOWER, DEP, IS_SPACE]).tolist()
+        features = [(strings[t], strings[w], strings[d], bool(s)) for t, w, d, s in rows]
         hits: list[tuple[int, int, dict[int, Any]]] = []
-        for at, (tag, lower, _, _) in enumerate(features):
-            sure, maybe = self._plan(tag, lower)
+        for at, own in enumerate(features):
+            sure, maybe = self._plan(own)
             hits.extend((rule.order, at + rule.target, rule.attrs) for rule in sure)
             for rule, span, rest in maybe:
                 if at + span <= len(features) and _all_hold(features, at, rest):
