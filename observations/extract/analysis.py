@@ -163,7 +163,7 @@ def _loaded() -> _Pipeline:
             for word in HYPHENATED_WORDS:  # "gluten-free", not "gluten" "-" "free"
                 tokenizer.add_special_case(word, [{"ORTH": word}])
             ruler = nlp.get_pipe("attribute_ruler")
-            lemmatizer = nlp.get_pipe("lemmatizer")
+            lemmatizer: Any = nlp.get_pipe("lemmatizer")
             index = lemmatizer.lookups.get_table("lemma_index")
             for pos in list(index):  # lists, which the rules search word by word
                 index[pos] = frozenset(index[pos])
