@@ -183,6 +183,12 @@ def known_adjective(word: str) -> bool:
     return word in _index("adj")
 
 
+def known_noun(word: str) -> bool:
+    """Whether ``word`` (lower case) is an English noun in the lemmatizer's tables: the
+    tagger reads "my manager will be priya" as it reads "my manager will be a nurse"."""
+    return word in _index("noun")
+
+
 @functools.cache
 def _index(pos: str) -> frozenset[str]:
     tables = _loaded().lemmatizer.lookups

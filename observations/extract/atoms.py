@@ -31,6 +31,7 @@ from observations.extract.references import (
     FIRST,
     Referent,
     Speech,
+    given_name,
     is_pronoun,
     kin_name,
     named,
@@ -58,7 +59,7 @@ _HEDGES = words(
     probably possibly hopefully glad"""
 )
 _INTENSIFIERS = words(
-    "even definitely really totally actually literally absolutely seriously also personally"
+    "even definitely really totally actually literally absolutely seriously also personally finally"
 )
 # said after a comma at the end ("lol", "tbh" and the like are gone already: text.tidy)
 _TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though rn")
@@ -381,9 +382,10 @@ def voice(
 
 
 def _relatives_name(parsed: Parsed, word: Word, speech: Speech) -> bool:
-    """The given name of a relation of the session ("tom" of "my brother tom")."""
+    """The given name of a relation of the session ("tom" of "my brother tom", "priya" of
+    "my manager will be priya")."""
     known = word.pos in ("PROPN", "NOUN") and word.lower in speech.heard.roles
-    return known or kin_name(parsed, word)
+    return known or kin_name(parsed, word) or given_name(parsed, word)
 
 
 def _clitic_after(parsed: Parsed, subject: Word, replace: dict[int, str]) -> None:

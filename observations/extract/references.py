@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from observations.extract.analysis import Parsed, Word, as_name
+from observations.extract.analysis import Parsed, Word, as_name, known_noun
 from observations.extract.people import Cast, Person
 from observations.extract.topics import name_of, role
 from observations.extract.vocabulary import FAMILY, ROLES, TIME_NOUNS, words
@@ -230,6 +230,23 @@ def kin_name(parsed: Parsed, word: Word) -> bool:
     if before.lower not in _KIN or word.tag != "NN" or word.lemma in ROLES | _KIN_COMPOUNDS:
         return False
     return word.text.isalpha() and bool(parsed.kids(word.i, "poss"))
+
+
+def given_name(parsed: Parsed, word: Word) -> bool:
+    """The name a relation is said to have, however it was typed: "my manager is Priya",
+    "… will be priya", "… is gonna be priya" (the tagger reads a lowercase name there as a
+    common noun: one the lemmatizer's tables do not know, without an article)."""
+    be = parsed.words[word.head]
+    if word.dep not in ("attr", "acomp") or be.lemma != "be" or parsed.kids(word.i, "det"):
+        return False
+    if word.pos != "PROPN" and (word.tag != "NN" or known_noun(word.lower)):
+        return False
+    going = parsed.words[be.head] if be.dep == "xcomp" else be  # "is going to be"
+    if going is not be and (going.lemma != "go" or going.tag != "VBG"):
+        return False
+    subjects = parsed.kids(going.i, "nsubj")
+    owned = bool(subjects) and bool(parsed.kids(subjects[0].i, "poss"))
+    return owned and subjects[0].lemma in ROLES
 
 
 def _bare_name(parsed: Parsed, word: Word) -> bool:

@@ -14,6 +14,7 @@ from observations.extract.analysis import Word, known_adjective
 from observations.extract.date_periods import MONTHS
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
+from observations.extract.references import given_name
 from observations.extract.topics import noun_topic, part, skill_topic, topic_of, verb_noun
 from observations.extract.vocabulary import (
     DIETS,
@@ -94,12 +95,14 @@ def _a_day(word: Word) -> bool:
 
 def naming(f: Frame) -> Reading | None:
     """A relation named: "my new boss is Aisha Karim" (relationship:manager), "my new
-    manager is called dana", "my cat is named Mochi"."""
+    manager is called dana", "my cat is named Mochi", "my manager is gonna be priya"."""
     subject = f.parsed.words[f.clause.subject] if f.clause.subject is not None else None
     if subject is None or subject.lemma not in ROLES:
         return None
-    if f.copula:
-        names = [c for c in f.comps() if c.pos == "PROPN"]
+    if f.copula or f.lemma == "go":  # "… is Priya", "… is going to be priya"
+        be = f.xcomp() if f.lemma == "go" else f.head
+        found = f.kids("attr", "acomp", of=be.i) if be is not None else []
+        names = [c for c in found if given_name(f.parsed, c)]
     elif f.lemma in ("call", "name") and f.head.tag == "VBN" and f.kids("auxpass"):
         names = [c for c in f.kids("oprd", "attr") if c.pos in ("PROPN", "NOUN")]
     else:
