@@ -4,7 +4,9 @@ First person is the speaker ("we" too: a fact the speaker states about their hou
 theirs); "you" is the turn's addressee when that is a human member, and means nobody a
 fact can be about when it is the assistant. "he"/"she"/"him"/"her" mean the one person
 the turn named before them (a member, a relation such as "my sister Lena", or a named
-person), and nobody when there were none or several. "they"/"their" mean the one
+person); in a turn that named nobody, the one person named in the last few turns ("my
+cousin is staying with me" … "she's a vet tech"), unless the role says otherwise ("my
+brother" is no "she"); and nobody when there were none or several. "they"/"their" mean the one
 group of relations of the speaker or the addressee named in the last few turns ("my dogs",
 "your kids", "the kids"), when no other plural noun stands before them in the sentence.
 Everything else that only points — "it", "that", "something", "there" — means nobody: a
@@ -19,12 +21,13 @@ from typing import Literal
 from observations.extract.analysis import Parsed, Word, as_name, known_noun
 from observations.extract.people import Cast, Person
 from observations.extract.topics import name_of, role
-from observations.extract.vocabulary import FAMILY, ROLES, TIME_NOUNS, words
+from observations.extract.vocabulary import FAMILY, FEMININE, MASCULINE, ROLES, TIME_NOUNS, words
 
 FIRST = words("i me my mine myself we us our ours ourselves")
 SECOND = words("you your yours yourself yourselves")
 THIRD = words("he him his himself she her hers herself")
 THEY = words("they their")
+_FEMININE_PRONOUNS = words("she her hers herself")
 POINTING = words(
     """it its itself they them their theirs themselves this that these those something
     someone somebody anything anyone anybody everything everyone stuff one there here"""
@@ -66,6 +69,8 @@ class Heard:
     # each member's latest group of relations ("my dogs") and the turn it was named in
     groups: dict[str, tuple[Referent, int]] = field(default_factory=dict)
     kin: set[tuple[str, str]] = field(default_factory=set)  # (member id, role) named
+    # each third person named by one, with the latest turn that named them
+    people: dict[str, tuple[Referent, int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -90,9 +95,16 @@ class Speech:
             return None
         return Referent("member", person.name, person)
 
-    def third(self) -> Referent | None:
-        """The one third person named so far ("my sister Lena" and "Lena" are one)."""
+    def third(self, lower: str) -> Referent | None:
+        """The one third person named so far in the turn ("my sister Lena" and "Lena" are
+        one), or when it named nobody, in the last few turns of the session, if the
+        pronoun ``lower`` can mean them."""
         people = {r.given or r.name: r for r in self.named}
+        if not people:
+            heard = self.heard.people.items()
+            people = {k: r for k, (r, seq) in heard if self.seq - seq <= _RECENT_TURNS}
+            if len(people) == 1 and not _fits(next(iter(people.values())), lower):
+                return None
         return next(iter(people.values())) if len(people) == 1 else None
 
     def group(self) -> Referent | None:
@@ -114,6 +126,8 @@ class Speech:
         single = referent.kind != "self" and not plural
         if single and (referent.given or referent.name) not in known:
             self.named.append(referent)
+        if single:
+            self.heard.people[referent.given or referent.name] = (referent, self.seq)
         if referent.kind == "relation" and referent.given and referent.role:
             if referent.given not in self.heard.roles and referent.called:
                 self.relations.append(referent)
@@ -128,8 +142,15 @@ def pronoun(word: Word, speech: Speech) -> Referent | None:
     if lower in SECOND:
         return speech.you()
     if lower in THIRD:
-        return speech.third()
+        return speech.third(lower)
     return None
+
+
+def _fits(referent: Referent, lower: str) -> bool:
+    """Whether "she" or "he" (``lower``, any of their forms) can mean the referent: not a
+    relation whose role says the other ("my brother" is no "she")."""
+    other = MASCULINE if lower in _FEMININE_PRONOUNS else FEMININE
+    return referent.role not in other
 
 
 def they(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:

@@ -111,6 +111,15 @@ OWN_ATTRIBUTES = {
     "salary": ("identity", "salary"),
     "income": ("identity", "salary"),
 }
+# relations "she" or "he" can mean, by the role they were named by
+FEMININE = words(
+    """sister mother wife girlfriend fiancee daughter grandmother aunt auntie niece
+    stepmother stepdaughter stepsister"""
+)
+MASCULINE = words(
+    """brother father husband hubby boyfriend fiance son grandfather uncle nephew
+    stepfather stepson stepbrother"""
+)
 # kin that chat names without "my" ("dad had the surgery")
 FAMILY = words("mom mum mama dad papa grandma grandpa granny nana hubby")
 GOAL_NOUNS = words("goal dream plan aim ambition hope mission resolution wish")

@@ -712,6 +712,34 @@ def test_they_is_the_group_of_relations_named_in_the_last_turns_and_only_that() 
     ]
 
 
+def test_she_in_a_turn_naming_nobody_is_the_one_person_named_in_the_last_turns() -> None:
+    found = facts(
+        [
+            ("maya", "my cousin is staying with me til the 15th"),
+            ("tom", "whats her name"),
+            ("maya", "keisha. she's a nurse in Atlanta"),
+        ]
+    )
+    assert [(f.key, f.statement) for f in found] == [
+        ("relationship:cousin:occupation", "Maya Chen's cousin is a nurse in Atlanta.")
+    ]
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        [("maya", "my brother is staying with me"), ("maya", "she's a nurse in atlanta")],
+        [("maya", "my brother is visiting"), ("tom", "my sister too"), ("maya", "she's a nurse")],
+        [("maya", "my sister is visiting"), ("tom", "ok"), ("tom", "sure"), ("maya", "cool"),
+         ("tom", "right"), ("maya", "yes"), ("maya", "she's a nurse")],
+    ],
+)  # fmt: skip
+def test_she_means_nobody_when_the_role_says_otherwise_or_several_or_none_were_named_lately(
+    turns: list[tuple[str, str]],
+) -> None:
+    assert [f.key for f in facts(turns) if "nurse" in f.statement] == []
+
+
 @pytest.mark.parametrize(
     "said",
     ["you'd be a great counselor!", "you'll be an awesome mom", "i'd be a terrible nurse lol"],
