@@ -207,6 +207,8 @@ def _state(f: Frame, comp: Word) -> Reading | None:
     if comp.dep == "attr" and _an_age(f, comp):
         return _reading(f, "identity", "age", comp.i, 0.8)  # "i'm 34 now"
     if comp.pos == "NOUN" and lemma in OCCUPATIONS and comp.dep == "attr":
+        if _praise(f, comp):
+            return None  # "you're the best cook", "she's the worst driver"
         for employer in f.preps("at", "for", of=comp.i) if lemma != "student" else ():
             # "I'm a nurse at St. Jude's": bound to its workplace, the fact ends when the
             # employer changes ("I'm at Brightline now"), so it is keyed by the employer
@@ -220,6 +222,12 @@ def _state(f: Frame, comp: Word) -> Reading | None:
     if placed and f.preps("in", of=comp.i):
         return _reading(f, "identity", "city", f.preps("in", of=comp.i)[0].i, 0.8)
     return None
+
+
+def _praise(f: Frame, comp: Word) -> bool:
+    """A noun of a trade with a superlative ranks someone, it does not say what they do
+    for a living: "the best cook", "the worst driver ever"."""
+    return any(k.tag == "JJS" for k in f.kids(of=comp.i))
 
 
 def _an_age(f: Frame, comp: Word) -> bool:

@@ -40,6 +40,18 @@ _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
 # contractions chat writes without the apostrophe, where no other word is spelled the same
 _CHAT_CONTRACTIONS = re.compile(r"\b(?:([Hh]e|[Ss]he|[Tt]hat)(s)|([Yy]ou|[Tt]hey)(re))\b")
+# "u" and "ur" for "you" and "your" / "you're" (capitalized only where a sentence starts:
+# elsewhere "U" may be a letter)
+_CHAT_YOU = re.compile(
+    r"(?<![\w.'’-])(?:(?P<u>u)|(?P<ur>ur)(?=\s+(?P<next>[\w'’-]+))?|^(?P<U>U)|^(?P<Ur>Ur)"
+    r"(?=\s+(?P<after>[\w'’-]+))?)(?![\w.'’-])"
+)
+# after "ur", what makes it "you're": an article, a participle or one of these words
+_YOURE_BEFORE = frozenset(
+    """a an the so not too gonna going still always never welcome right wrong kidding
+    joking allergic sick busy free lucky amazing awesome best worst sweet crazy funny
+    such literally totally""".split()
+)
 # days as chat spells them, written out so that dates are read ("first week back tmrw")
 _CHAT_DAYS = {
     **dict.fromkeys(("tmrw", "tmr", "tmw", "2moro", "2mrw", "tomoz"), "tomorrow"),
@@ -97,8 +109,8 @@ def strip_filler(sentence: str) -> str:
 
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
-    shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre" and
-    days ("tmrw", "yday") spelled out; a diet written as one word ("gluten free" →
+    shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre",
+    "u"/"ur" and days ("tmrw", "yday") spelled out; a diet written as one word ("gluten free" →
     "gluten-free"); "it's dogs I'm allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
@@ -113,7 +125,19 @@ def tidy(sentence: str) -> str:
     text = _CHAT_DAY.sub(lambda m: _CHAT_DAYS[m[0].lower()], text)
     text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
     text = _CHAT_CONTRACTIONS.sub(_apostrophe, text)
+    text = _CHAT_YOU.sub(_you, text)
     return _CLEFT.sub(_uncleft, text)
+
+
+def _you(m: re.Match[str]) -> str:
+    """ "u" → "you"; "ur" → "you're" before an article, a participle or a state ("ur
+    allergic to cats", "ur the best"), else "your" ("ur address")."""
+    if m["u"] or m["U"]:
+        return "you" if m["u"] else "You"
+    after = (m["next"] or m["after"] or "").lower()
+    state = after in _YOURE_BEFORE or after.endswith("ing")
+    written = "you're" if state else "your"
+    return written if m["ur"] else written.capitalize()
 
 
 def _apostrophe(m: re.Match[str]) -> str:

@@ -712,6 +712,18 @@ def test_they_is_the_group_of_relations_named_in_the_last_turns_and_only_that() 
     ]
 
 
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("omg ur a nurse now, so proud of u", [("identity:occupation", "Tom Okafor is a nurse now.")]),
+        ("u are the best cook btw", []),  # praise, no trade
+        ("i got u, ill pick u up at 6", []),  # "Maya Chen got u." was a fact
+    ],
+)  # fmt: skip
+def test_u_and_ur_are_you_and_your_or_youre(said: str, expected: list[tuple[str, str]]) -> None:
+    assert [(f.key, f.statement) for f in facts([("tom", "hi"), ("maya", said)])] == expected
+
+
 def test_she_in_a_turn_naming_nobody_is_the_one_person_named_in_the_last_turns() -> None:
     found = facts(
         [
