@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from observations.extract.dates import MONTHS
-from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS
+from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS, wordset
 from observations.extract.vocabulary import HYPHENATED_WORDS
 
 STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
@@ -47,10 +47,10 @@ _CHAT_YOU = re.compile(
     r"(?=\s+(?P<after>[\w'’-]+))?)(?![\w.'’-])"
 )
 # after "ur", what makes it "you're": an article, a participle or one of these words
-_YOURE_BEFORE = frozenset(
+_YOURE_BEFORE = wordset(
     """a an the so not too gonna going still always never welcome right wrong kidding
     joking allergic sick busy free lucky amazing awesome best worst sweet crazy funny
-    such literally totally""".split()
+    such literally totally"""
 )
 # days as chat spells them, written out so that dates are read ("first week back tmrw")
 _CHAT_DAYS = {
