@@ -715,7 +715,7 @@ def test_they_is_the_group_of_relations_named_in_the_last_turns_and_only_that() 
 @pytest.mark.parametrize(
     ("said", "expected"),
     [
-        ("omg ur a nurse now, so proud of u", [("identity:occupation", "Tom Okafor is a nurse now.")]),
+        ("ur a nurse now, so proud", [("identity:occupation", "Tom Okafor is a nurse now.")]),
         ("u are the best cook btw", []),  # praise, no trade
         ("i got u, ill pick u up at 6", []),  # "Maya Chen got u." was a fact
     ],
