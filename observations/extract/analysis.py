@@ -233,12 +233,13 @@ _TOWARD = frozenset(
 def _places_after_to(words: list[Word]) -> list[Word]:
     """A place or a thing in lowercase after "to" that the tagger took for a verb, read as
     a name: "flying to porto" (parsed right but for the tag), "we went to seattle", "i
-    switched to hokas" (parsed as "to" + an infinitive, whose other words then hang on the
-    verb of going). Only words that are no verb in the lemmatizer's tables."""
+    switched to hokas", "my insurance changed to aetna" (parsed as "to" + an infinitive,
+    whose other words then hang on the verb of going). Only words that are no verb in the
+    lemmatizer's tables."""
     for n, word in enumerate(words):
-        if word.tag != "VB" or known_verb(word.lower) or not word.text.isalpha():
+        if word.tag not in ("VB", "NN") or known_verb(word.lower) or not word.text.isalpha():
             continue
-        if word.dep == "pobj":
+        if word.dep == "pobj" and word.tag == "VB":
             words[n] = replace(word, text=as_name(word.text), tag="NNP", pos="PROPN")
             continue
         head, to = words[word.head], words[n - 1] if n > 0 else None

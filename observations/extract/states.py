@@ -39,14 +39,19 @@ from observations.extract.vocabulary import (
 )
 
 _DAYS = frozenset(("birthday", "anniversary"))  # "my birthday is on the 3rd of march"
+_CHANGED = frozenset(("change", "switch", "move"))  # "my address changed to …"
 
 
 def attribute(f: Frame) -> Reading | None:
-    """Said of a "my <noun>": "My favorite drink is a flat white", "my goal is to run…"."""
+    """Said of a "my <noun>": "My favorite drink is a flat white", "my goal is to run…", "my
+    insurance changed to aetna"."""
     noun = f.subject_noun
-    if noun is None or (not f.copula and f.xcomp() is None):
+    changed = f.lemma in _CHANGED and not f.negative  # "my insurance changed to aetna"
+    if changed and (noun is None or noun.lemma not in OWN_ATTRIBUTES):
+        return None  # "my plans changed to next week"
+    if noun is None or (not f.copula and f.xcomp() is None and not changed):
         return None
-    values = f.comps() or f.objects() or f.preps()
+    values = f.preps("to") if changed else f.comps() or f.objects() or f.preps()
     if noun.dep == "attr" and f.clause.subject is not None:
         values = [f.parsed.words[f.clause.subject]]  # "Radiohead is my favourite band"
     if not values:
@@ -59,7 +64,7 @@ def attribute(f: Frame) -> Reading | None:
         return _reading(f, "goal", verb_noun(f.parsed, value.i), value.i, 0.85)
     if noun.lemma in OWN_ATTRIBUTES:
         kind, topic = OWN_ATTRIBUTES[noun.lemma]
-        if value in f.preps() and not f.comps() and topic not in _DAYS:
+        if value in f.preps() and not f.comps() and topic not in _DAYS and not changed:
             return None  # "my car is in the shop" says where, not which
         if (value.dep == "acomp" and known_adjective(value.lower)) or _kind_of(f, noun):
             return None  # "my job is stressful", "my moving company is…": not which one

@@ -110,6 +110,9 @@ OWN_ATTRIBUTES = {
     "major": ("identity", "education"),
     "salary": ("identity", "salary"),
     "income": ("identity", "salary"),
+    "insurance": ("identity", "insurance"),
+    "insurer": ("identity", "insurance"),
+    "address": ("identity", "address"),
 }
 # relations "she" or "he" can mean, by the role they were named by
 FEMININE = words(

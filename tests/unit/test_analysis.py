@@ -82,6 +82,7 @@ def _annotations(token: object) -> tuple[str, ...]:
     [
         ("we went to seattle", "Seattle"),  # parsed as "to" + an infinitive
         ("I'm flying to porto the day after tomorrow", "Porto"),  # parsed as a pobj verb
+        ("my insurance changed to aetna", "Aetna"),  # parsed as "to" + a noun as a verb
     ],
 )
 def test_a_place_after_to_that_the_tagger_took_for_a_verb_is_a_place(said: str, place: str) -> None:

@@ -295,6 +295,11 @@ def test_what_a_relation_will_be_is_no_name(said: str) -> None:
     assert [f.key for f in facts([("maya", said)]) if f.key == "relationship:manager"] == []
 
 
+def test_plans_that_changed_are_no_attribute_of_ones_own() -> None:
+    found = facts([("maya", "my plans changed to next week")])
+    assert [f.key for f in found if f.kind in ("goal", "identity")] == []
+
+
 def test_negation_is_polarity_on_the_same_key_and_a_newer_no_longer_supersedes() -> None:
     (was,) = facts([("tom", "I'm vegetarian.")])
     (now,) = facts([("tom", "I'm no longer vegetarian.")], START + timedelta(days=30))
@@ -320,6 +325,7 @@ def test_quitting_what_one_took_supersedes_the_habit_said_of_any_kind_of_it() ->
         ("I work at Spotify.", "I got a new job at Google.", "identity:employer"),
         ("I live in Lisbon.", "we moved to Berlin last month", "identity:city"),
         ("I drive a Golf.", "I bought a new car, an electric one.", "identity:car"),
+        ("my insurance is Cigna", "my insurance changed to aetna", "identity:insurance"),
         ("i drive a corolla", "just bought a tesla model 3", "identity:car"),
         ("my corolla broke down AGAIN lol", "took the new outback up to tahoe", "identity:car"),
         ("I'm a nurse.", "I work as a paramedic now.", "identity:occupation"),
