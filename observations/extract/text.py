@@ -26,7 +26,8 @@ _LEADING_FILLER = re.compile(
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
     r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah"
-    r"|guys|y'all|yall|fam|heads up)\b[,!.:]*\s+|(?:everyone|everybody|folks|team)[,!:]+\s+)+",
+    r"|guys|y'all|yall|fam|heads up)\b[,!.:]*\s+|(?:everyone|everybody|folks|team|news|"
+    r"big news|good news|psa|reminder|life update|quick update)[,!:]+\s+)+",
     re.IGNORECASE,
 )
 _TRAILING_FILLER = re.compile(
