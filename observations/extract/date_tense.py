@@ -77,7 +77,9 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
         return _LEADING[last_word]
     if last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1]):
         return "future"  # "got moved to friday": the new day is ahead of the move
-    if last_word == "on" and len(last) > 1 and last[-2] in _BE_PRESENT:
+    said_on = last_word == "on" or text[start:end].lower().startswith("on ")
+    before_on = last[-2] if last_word == "on" and len(last) > 1 else last_word
+    if said_on and before_on in _BE_PRESENT:
         return "future"  # "my interview is on friday": what is set for a day is ahead
     found = _markers(left)
     if found:

@@ -54,8 +54,9 @@ CAR_NAMES = words(
     qashqai leaf yaris clio megane octavia ioniq"""
 )
 ROLES = words(
-    """sister brother sibling mom mum mother mama dad father papa parent wife husband hubby
-    partner spouse boyfriend girlfriend fiance fiancee son daughter kid child baby grandma
+    """sister brother bro sibling mom mum mother mama dad father papa parent wife wifey husband
+    hubby partner spouse boyfriend girlfriend bf gf fiance fiancee son daughter kid child baby
+    grandma
     grandmother grandpa grandfather grandparent granny aunt auntie uncle cousin niece nephew
     friend bff bestie roommate flatmate coworker co-worker colleague boss manager mentor
     neighbor neighbour family in-laws dog cat puppy pup pet snake parrot hamster horse rabbit
@@ -70,6 +71,10 @@ ROLE_ALIASES = {
     "kid": "child",
     "baby": "child",
     "hubby": "husband",
+    "wifey": "wife",
+    "gf": "girlfriend",
+    "bf": "boyfriend",
+    "bro": "brother",
     "fiancee": "fiance",
     "grandma": "grandmother",
     "granny": "grandmother",

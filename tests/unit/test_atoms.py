@@ -730,6 +730,17 @@ def test_u_and_ur_are_you_and_your_or_youre(said: str, expected: list[tuple[str,
     assert [(f.key, f.statement) for f in facts([("tom", "hi"), ("maya", said)])] == expected
 
 
+@pytest.mark.parametrize(
+    ("said", "key"),
+    [
+        ("my gf is gluten free", "relationship:girlfriend:diet:gluten-free"),
+        ("my bf is vegan", "relationship:boyfriend:diet"),
+    ],
+)
+def test_gf_and_bf_are_relations_not_the_speaker(said: str, key: str) -> None:
+    assert [(f.owner_id, f.key) for f in facts([("maya", said)])] == [("maya", key)]
+
+
 def test_she_in_a_turn_naming_nobody_is_the_one_person_named_in_the_last_turns() -> None:
     found = facts(
         [
