@@ -81,14 +81,17 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
     before_on = last[-2] if last_word == "on" and len(last) > 1 else last_word
     if said_on and before_on in _BE_PRESENT:
         return "future"  # "my interview is on friday": what is set for a day is ahead
-    found = _markers(left)
+    found = _markers(left, opening=True)
     if found:
         return found[-1]
     found = _markers(right)
     return found[0] if found else None
 
 
-def _markers(clause: str) -> list[Tense]:
+def _markers(clause: str, *, opening: bool = False) -> list[Tense]:
+    """The tense marks of ``clause``'s words, in order; an ``opening`` clause starts its
+    sentence, where chat leaves out the "I'm" of a progressive ("signing up for the berlin
+    marathon in september")."""
     words = [w.replace("\u2019", "'") for w in _WORD.findall(clause.replace("\u2019", "'"))]
     marks: list[Tense] = []
     for i, word in enumerate(words):
@@ -96,7 +99,8 @@ def _markers(clause: str) -> list[Tense]:
         if mark is None and len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
             mark = None if _after_be(words, i) else "past"
         if mark is None and len(word) > 4 and word.endswith("ing") and word not in _NOUNS:
-            mark = "future" if _after_be(words, i) else None
+            progressive = _after_be(words, i) or (opening and i == 0)
+            mark = "future" if progressive else None
         if mark is not None:
             marks.append(mark)
     return marks

@@ -118,6 +118,7 @@ OWN_ATTRIBUTES = {
     "insurance": ("identity", "insurance"),
     "insurer": ("identity", "insurance"),
     "address": ("identity", "address"),
+    "gym": ("identity", "gym"),
 }
 # relations "she" or "he" can mean, by the role they were named by
 FEMININE = words(

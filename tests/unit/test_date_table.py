@@ -95,6 +95,8 @@ TABLE = [
     ("the first of next month", NEW_YEAR, "1 February 2026", "2026-02-01", "day"),
     ("next month on the 14th", NEW_YEAR, "14 February 2026", "2026-02-14", "day"),
     ("my flight is on the 30th", NEW_YEAR, "30 January 2026", "2026-01-30", "day"),  # set: ahead
+    ("signing up for the marathon in september", JAN_END, "September 2025", "2025-09", "month"),
+    ("loved the concert in september", JAN_END, "September 2024", "2024-09", "month"),
     ("the party was on the 30th", NEW_YEAR, "30 December 2025", "2025-12-30", "day"),
     ("a month ago", NEW_YEAR, "December 2025", "2025-12", "month"),
     ("in two months", NEW_YEAR, "March 2026", "2026-03", "month"),
