@@ -6,9 +6,10 @@ fact can be about when it is the assistant. "he"/"she"/"him"/"her" mean the one 
 the turn named before them (a member, a relation such as "my sister Lena", or a named
 person); in a turn that named nobody, the one person named in the last few turns ("my
 cousin is staying with me" … "she's a vet tech"), unless the role says otherwise ("my
-brother" is no "she"); and nobody when there were none or several. "they"/"their" mean the one
-group of relations of the speaker or the addressee named in the last few turns ("my dogs",
-"your kids", "the kids"), when no other plural noun stands before them in the sentence.
+brother" is no "she"); and nobody when there were none or several. "they"/"their" mean
+the one group of relations of the speaker or the addressee named in the last few turns
+("my dogs", "your kids", "the kids"), when no other plural noun stands before them in the
+sentence.
 Everything else that only points — "it", "that", "something", "there" — means nobody: a
 clause whose subject or object is such a word is no fact.
 """
