@@ -62,6 +62,7 @@ _INTENSIFIERS = words(
     "even definitely really totally actually literally absolutely seriously also personally finally"
 )
 # said after a comma at the end ("lol", "tbh" and the like are gone already: text.tidy)
+_EMPHATIC = words("myself ourselves yourself yourselves himself herself themselves")
 _TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though rn")
 _QUOTES = frozenset(('"', "“", "”", "''", "``"))
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
@@ -303,9 +304,11 @@ def _so_then(parsed: Parsed, clause: Clause, words: set[int]) -> int | None:
 
 
 def _intensifier(parsed: Parsed, word: Word) -> bool:
-    """An adverb that only stresses ("even went on a hike", "definitely carrying on"), and
-    "just" of a verb done or under way ("just signed up", "is just learning"), not "just"
-    as "only" ("I just eat fish")."""
+    """An adverb that only stresses ("even went on a hike", "definitely carrying on"), "just"
+    of a verb done or under way ("just signed up", "is just learning"), not "just" as
+    "only" ("I just eat fish"), and a reflexive that only stresses ("… myself")."""
+    if word.lower in _EMPHATIC and word.dep not in CORE and not parsed.children[word.i]:
+        return True  # "trying to do more yoga myself"; not "I hurt myself"
     if word.dep != "advmod" or parsed.children[word.i]:
         return False
     if word.lower == "just":

@@ -230,7 +230,7 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
 _RECENT_TURNS = 4
 _CHILDREN = frozenset(("child", "son", "daughter"))
 _SUBJECT_OR_OBJECT = words("nsubj nsubjpass dobj")
-_THE_KIN = FAMILY | words("kids kid children husband wife baby twins")
+_THE_KIN = FAMILY | words("kids kid children husband wife baby twins gf bf")
 _KIN = FAMILY | words(
     """sister brother wife husband mother father son daughter cousin aunt uncle niece nephew
     grandmother grandfather partner boyfriend girlfriend fiance fiancee"""
@@ -286,7 +286,9 @@ def the_kin(parsed: Parsed, word: Word, speech: Speech) -> bool:
     own ("my son", "my kids") in the session, so "a talent show for the kids" at a youth
     centre is nobody's; not when a phrase says whose ("the kids at school", "the kids
     who…")."""
-    if word.lower not in _THE_KIN or word.pos != "NOUN" or word.dep not in _SUBJECT_OR_OBJECT:
+    if word.lower not in _THE_KIN or word.pos not in ("NOUN", "PROPN"):
+        return False
+    if word.dep not in _SUBJECT_OR_OBJECT:
         return False
     named_own = {r for who, r in speech.heard.kin if who == speech.speaker.actor_id}
     if role(word) == "child" and not named_own & _CHILDREN:

@@ -672,6 +672,7 @@ def test_where_a_car_is_says_nothing_of_which_car_it_is() -> None:
         ("i just eat fish", "Maya Chen just eats fish."),  # "just" as "only" stays
         ("i also have a small garden", "Maya Chen has a small garden."),
         ("we finally moved to denver", "Maya Chen moved to Denver."),
+        ("i'm trying to do more yoga myself", "Maya Chen is trying to do more yoga."),
         ("i moved to berlin, yay", "Maya Chen moved to Berlin."),
         ("we do enjoy watching birds", "Maya Chen enjoys watching birds."),
         ("i don't enjoy watching birds", "Maya Chen doesn't enjoy watching birds."),
@@ -735,6 +736,7 @@ def test_u_and_ur_are_you_and_your_or_youre(said: str, expected: list[tuple[str,
     [
         ("my gf is gluten free", "relationship:girlfriend:diet:gluten-free"),
         ("my bf is vegan", "relationship:boyfriend:diet"),
+        ("the gf is vegan", "relationship:girlfriend:diet"),
     ],
 )
 def test_gf_and_bf_are_relations_not_the_speaker(said: str, key: str) -> None:
