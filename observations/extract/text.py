@@ -26,8 +26,10 @@ _LEADING_FILLER = re.compile(
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
     r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah"
-    r"|guys|y'all|yall|fam|heads up)\b[,!.:]*\s+|(?:everyone|everybody|folks|team|news|"
-    r"big news|good news|psa|reminder|life update|quick update)[,!:]+\s+)+",
+    r"|guys|y'all|yall|fam|heads up"
+    r"|(?:hang on|hold on|wait)(?=[,!.:]|\s+(?:i|i'm|im|its|it's|no|that)\b))\b[,!.:]*\s+"
+    r"|(?:everyone|everybody|folks|team|news|big news|good news|psa|reminder|life update"
+    r"|quick update)[,!:]+\s+)+",
     re.IGNORECASE,
 )
 _TRAILING_FILLER = re.compile(
@@ -83,6 +85,20 @@ _NAME = re.compile(
     r"\b(?!I\b)[A-Z][a-zA-Z'’-]*(?![\w])"
     r"(?:\s+(?:of\s+|the\s+|de\s+)?(?!I\b|I['’])[A-Z][a-zA-Z'’-]*(?![\w]))*"
 )
+
+
+# "it's not Y. it's X" (or "…, it's X"): a correction said the other way round
+_NOT_THEN_IS = re.compile(
+    r"\b(?P<it>it['’]?s|it is)\s+not\s+(?P<wrong>[^.!?,;]{1,40}?)\s*[.!?,;]+\s*"
+    r"(?:it['’]?s|it is)\s+(?P<right>[^.!?,;]{1,40}?)(?=\s*(?:[.!?,;]|$))",
+    re.IGNORECASE,
+)
+
+
+def right_first(text: str) -> str:
+    """ "its NOT shellfish. its tree nuts" as "its tree nuts, not shellfish": the form a
+    correction is read in (:mod:`.corrections`)."""
+    return _NOT_THEN_IS.sub(lambda m: f"{m['it']} {m['right']}, not {m['wrong']}", text)
 
 
 def split_sentences(text: str) -> list[str]:

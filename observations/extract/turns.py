@@ -15,6 +15,7 @@ from observations.extract.text import (
     content_words,
     is_question,
     names,
+    right_first,
     split_sentences,
     strip_filler,
     tidy,
@@ -67,7 +68,7 @@ class Turn:
     def sentences(self) -> tuple[Sentence, ...]:
         found: list[Sentence] = []
         stated = None  # the last date said so far in the turn ("… the day before")
-        for index, raw in enumerate(split_sentences(self.text)):
+        for index, raw in enumerate(split_sentences(right_first(self.text))):
             text = tidy(strip_vocative(strip_filler(raw), self.addressee))
             if not text:
                 continue

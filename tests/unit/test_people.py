@@ -185,6 +185,12 @@ def test_congratulations_on_a_new_job_are_the_member_congratulated_s_employer() 
         ("btw tom's allergic to peanuts so no satay pls",
          "actually it's tree nuts not peanuts lol",
          "constraint:allergy:nut", "Tom Okafor is allergic to tree nuts."),
+        # the other way round, in two sentences, after "hang on"
+        ("tom's allergic to shellfish so no paella lol",
+         "hang on its NOT shellfish. its tree nuts. i ate prawns at ur bbq",
+         "constraint:allergy:nut", "Tom Okafor is allergic to tree nuts."),
+        ("tom's allergic to shellfish", "its not shellfish, its tree nuts",
+         "constraint:allergy:nut", "Tom Okafor is allergic to tree nuts."),
     ],
 )  # fmt: skip
 def test_a_member_who_corrects_a_friends_claim_about_them_puts_it_right(
