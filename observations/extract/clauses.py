@@ -32,7 +32,9 @@ _FILLERS = words(
 _TRAILING = words("too either lol haha lmao tbh though tho actually btw fyi obv anyway honestly")
 _WH = ("WP", "WRB", "WDT", "WP$")
 # verbs whose clausal complement is a statement of its own ("I think I'm moving")
-_REPORTING = COGNITION | words("say tell mention admit explain announce promise hear learn")
+_REPORTING = COGNITION | words(
+    "say tell mention admit explain announce promise hear learn remind warn"
+)
 _FRAMING = words("when whenever before after until till while once if unless where")
 # framing words after which a past clause tells what happened ("after we went camping")
 _PAST_FRAMES = words("when before after until till once while")

@@ -101,6 +101,20 @@ def right_first(text: str) -> str:
     return _NOT_THEN_IS.sub(lambda m: f"{m['it']} {m['right']}, not {m['wrong']}", text)
 
 
+# "A, B right?": a tag asking to confirm the last clause, after a comma-separated one
+_TAGGED_LAST = re.compile(
+    r"^(?P<first>.+?\w),\s+(?P<last>[^,]+?[\s,]+(?:right|yeah|yea|correct|innit)\s*\?[?!\s]*)$",
+    re.IGNORECASE,
+)
+
+
+def untag_first(sentence: str) -> list[str]:
+    """ "had to remind them i'm allergic to penicillin, amox is the same family right?" as
+    two sentences: the tag asks to confirm the last clause only, not what came before."""
+    m = _TAGGED_LAST.match(sentence)
+    return [m["first"], m["last"]] if m else [sentence]
+
+
 def split_sentences(text: str) -> list[str]:
     """Split chat text into sentences (also at newlines, semicolons and spaced dashes)."""
     pieces: list[str] = []

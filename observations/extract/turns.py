@@ -19,6 +19,7 @@ from observations.extract.text import (
     split_sentences,
     strip_filler,
     tidy,
+    untag_first,
 )
 
 CONVERSATIONAL_ROLES = ("user", "assistant")
@@ -68,7 +69,8 @@ class Turn:
     def sentences(self) -> tuple[Sentence, ...]:
         found: list[Sentence] = []
         stated = None  # the last date said so far in the turn ("… the day before")
-        for index, raw in enumerate(split_sentences(right_first(self.text))):
+        pieces = [p for s in split_sentences(right_first(self.text)) for p in untag_first(s)]
+        for index, raw in enumerate(pieces):
             text = tidy(strip_vocative(strip_filler(raw), self.addressee))
             if not text:
                 continue

@@ -743,6 +743,22 @@ def test_gf_and_bf_are_relations_not_the_speaker(said: str, key: str) -> None:
     assert [(f.owner_id, f.key) for f in facts([("maya", said)])] == [("maya", key)]
 
 
+@pytest.mark.parametrize(
+    ("said", "keys"),
+    [
+        # the tag asks about the last clause only
+        ("had to remind them i'm allergic to penicillin, amox is the same family right?",
+         ["constraint:allergy:penicillin"]),
+        ("i'm allergic to penicillin right?", []),
+        ("i warned them i'm allergic to nuts", ["constraint:allergy:nut"]),
+    ],
+)  # fmt: skip
+def test_what_is_reminded_or_warned_of_is_said_and_a_tag_asks_about_its_clause_only(
+    said: str, keys: list[str]
+) -> None:
+    assert [f.key for f in facts([("maya", said)])] == keys
+
+
 def test_she_in_a_turn_naming_nobody_is_the_one_person_named_in_the_last_turns() -> None:
     found = facts(
         [
