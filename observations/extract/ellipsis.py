@@ -42,6 +42,11 @@ def restored(parsed: Parsed) -> str | None:
         return None  # "been a long road", "been a few days since…": its subject is "it"
     if prefix is None or first.dep in SUBJECTS:
         return None  # "Running is my therapy": a gerund that is the subject
+    acted_on = parsed.kids(first.i, "dobj", "dative") + [
+        k for c in parsed.kids(first.i, "ccomp", "xcomp") for k in parsed.kids(c.i, "nsubj")
+    ]
+    if any(k.lower in ("me", "us") for k in acted_on):
+        return None  # "Reminded me of my mom", "Made me cry": its subject is "it", never "I"
     start = parsed.words[sentence[0]].start
     text = parsed.text[start:]
     return prefix + (text[:1].lower() + text[1:] if not text.startswith("I ") else text)

@@ -31,6 +31,8 @@ from observations.extract.ellipsis import restored, unpossessed
         ("Not a fan of cilantro at all", "I'm not a fan of cilantro at all"),
         ("not into horror movies", "I'm not into horror movies"),
         ("Been a while.", None),
+        ("Reminded me of my mom.", None),  # "it reminded me", never "I reminded me"
+        ("Made me cry lol", None),
         ("Sounds great!", None),
         ("Did you go?", None),
         ("I went home.", None),
