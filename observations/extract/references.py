@@ -149,9 +149,9 @@ def pronoun(word: Word, speech: Speech) -> Referent | None:
 
 def _fits(referent: Referent, lower: str) -> bool:
     """Whether "she" or "he" (``lower``, any of their forms) can mean the referent: not a
-    relation whose role says the other ("my brother" is no "she")."""
+    relation called or known by a word of the other ("my brother" is no "she")."""
     other = MASCULINE if lower in _FEMININE_PRONOUNS else FEMININE
-    return referent.role not in other
+    return (referent.called or referent.role) not in other
 
 
 def they(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:

@@ -56,8 +56,7 @@ CAR_NAMES = words(
 ROLES = words(
     """sister brother bro sibling mom mum mother mama dad father papa parent wife wifey husband
     hubby partner spouse boyfriend girlfriend bf gf fiance fiancee son daughter kid child baby
-    grandma
-    grandmother grandpa grandfather grandparent granny aunt auntie uncle cousin niece nephew
+    grandma grandmother grandpa grandfather grandparent granny aunt auntie uncle cousin niece nephew
     friend bff bestie roommate flatmate coworker co-worker colleague boss manager mentor
     neighbor neighbour family in-laws dog cat puppy pup pet snake parrot hamster horse rabbit
     bunny turtle teacher therapist coach classmate teammate landlord doctor"""
@@ -120,14 +119,15 @@ OWN_ATTRIBUTES = {
     "address": ("identity", "address"),
     "gym": ("identity", "gym"),
 }
-# relations "she" or "he" can mean, by the role they were named by
+# relations only "she" or only "he" can mean, by the word they were called or their role
+# (called, since an alias may lose it: "fiancee" is the role "fiance")
 FEMININE = words(
-    """sister mother wife girlfriend fiancee daughter grandmother aunt auntie niece
-    stepmother stepdaughter stepsister"""
+    """sister mother mom mum mama wife wifey girlfriend gf fiancee daughter grandmother
+    grandma granny nana aunt auntie niece stepmother stepdaughter stepsister"""
 )
 MASCULINE = words(
-    """brother father husband hubby boyfriend fiance son grandfather uncle nephew
-    stepfather stepson stepbrother"""
+    """brother bro father dad papa husband hubby boyfriend bf fiance son grandfather grandpa
+    uncle nephew stepfather stepson stepbrother"""
 )
 # kin that chat names without "my" ("dad had the surgery")
 FAMILY = words("mom mum mama dad papa grandma grandpa granny nana hubby")

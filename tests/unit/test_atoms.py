@@ -772,10 +772,16 @@ def test_she_in_a_turn_naming_nobody_is_the_one_person_named_in_the_last_turns()
     ]
 
 
+def test_she_may_mean_a_fiancee_though_her_role_is_the_fiance() -> None:
+    found = facts([("maya", "my fiancee is visiting"), ("maya", "she's a nurse")])
+    assert [f.statement for f in found] == ["Maya Chen's fiancee is a nurse."]
+
+
 @pytest.mark.parametrize(
     "turns",
     [
         [("maya", "my brother is staying with me"), ("maya", "she's a nurse in atlanta")],
+        [("maya", "my bro is staying with me"), ("maya", "she's a nurse in atlanta")],
         [("maya", "my brother is visiting"), ("tom", "my sister too"), ("maya", "she's a nurse")],
         [("maya", "my sister is visiting"), ("tom", "ok"), ("tom", "sure"), ("maya", "cool"),
          ("tom", "right"), ("maya", "yes"), ("maya", "she's a nurse")],
