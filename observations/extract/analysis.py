@@ -14,7 +14,7 @@ The pipeline's attribute ruler (parts of speech, morphology) runs as
 :class:`~observations.extract.attributes.Attributes`, its own patterns without spaCy's
 Matcher, three times faster and with the same result; the lemmatizer's index tables are
 made sets (spaCy keeps them as lists, which its rules search word by word: the lemmas took
-a quarter of the parse). ``analyse(texts, light=True)`` skips
+a sixth of the analysis). ``analyse(texts, light=True)`` skips
 it and the lemmatizer: parts of speech come from the tags by a fixed table and lemmas are
 the lower-cased words, enough for the statement checks.
 """
@@ -192,7 +192,8 @@ def known_noun(word: str) -> bool:
 @functools.cache
 def _index(pos: str) -> frozenset[str]:
     tables = _loaded().lemmatizer.lookups
-    return frozenset(tables.get_table("lemma_index")[pos])
+    found: frozenset[str] = tables.get_table("lemma_index")[pos]  # made a set at load
+    return found
 
 
 def analyse(texts: Sequence[str], *, light: bool = False) -> list[Parsed]:

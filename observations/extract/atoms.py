@@ -61,8 +61,9 @@ _HEDGES = words(
 _INTENSIFIERS = words(
     "even definitely really totally actually literally absolutely seriously also personally finally"
 )
-# said after a comma at the end ("lol", "tbh" and the like are gone already: text.tidy)
+# reflexives that only stress when they are no object ("I did it myself")
 _EMPHATIC = words("myself ourselves yourself yourselves himself herself themselves")
+# said after a comma at the end ("lol", "tbh" and the like are gone already: text.tidy)
 _TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though rn")
 _QUOTES = frozenset(('"', "“", "”", "''", "``"))
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))

@@ -105,9 +105,7 @@ def naming(f: Frame) -> Reading | None:
     if subject is None or subject.lemma not in ROLES:
         return None
     if f.copula or f.lemma == "go":  # "… is Priya", "… is going to be priya"
-        be = f.xcomp() if f.lemma == "go" else f.head
-        found = f.kids("attr", "acomp", of=be.i) if be is not None else []
-        names = [c for c in found if given_name(f.parsed, c)]
+        names = [w for i in f.clause.words if given_name(f.parsed, w := f.parsed.words[i])]
     elif f.lemma in ("call", "name") and f.head.tag == "VBN" and f.kids("auxpass"):
         names = [c for c in f.kids("oprd", "attr") if c.pos in ("PROPN", "NOUN")]
     else:

@@ -45,10 +45,7 @@ _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
 _CHAT_CONTRACTIONS = re.compile(r"\b(?:([Hh]e|[Ss]he|[Tt]hat)(s)|([Yy]ou|[Tt]hey)(re))\b")
 # "u" and "ur" for "you" and "your" / "you're" (capitalized only where a sentence starts:
 # elsewhere "U" may be a letter)
-_CHAT_YOU = re.compile(
-    r"(?<![\w.'’-])(?:(?P<u>u)|(?P<ur>ur)(?=\s+(?P<next>[\w'’-]+))?|^(?P<U>U)|^(?P<Ur>Ur)"
-    r"(?=\s+(?P<after>[\w'’-]+))?)(?![\w.'’-])"
-)
+_CHAT_YOU = re.compile(r"(?<![\w.'’-])(?P<word>[Uu]r?)(?![\w.'’-])(?=\s+(?P<next>[\w'’-]+))?")
 # after "ur", what makes it "you're": an article, a participle or one of these words
 _YOURE_BEFORE = wordset(
     """a an the so not too gonna going still always never welcome right wrong kidding
@@ -101,11 +98,13 @@ def right_first(text: str) -> str:
     return _NOT_THEN_IS.sub(lambda m: f"{m['it']} {m['right']}, not {m['wrong']}", text)
 
 
-# "A, B right?": a tag asking to confirm the last clause, after a comma-separated one
-_TAGGED_LAST = re.compile(
-    r"^(?P<first>.+?\w),\s+(?P<last>[^,]+?[\s,]+(?:right|yeah|yea|correct|innit)\s*\?[?!\s]*)$",
-    re.IGNORECASE,
+# a tag at the end of a sentence asking to confirm it ("her bday is june 3rd right?")
+CONFIRM_TAG = (
+    r"[\s,]+(?:right|yeah|yea|ya|yes|correct|no|innit|isn'?t it|aren'?t (?:they|you))"
+    r"\s*\?[?!\s]*$"
 )
+# "A, B right?": the tag asks to confirm the last clause, after a comma-separated one
+_TAGGED_LAST = re.compile(rf"^(?P<first>.+?\w),\s+(?P<last>[^,]+?{CONFIRM_TAG})", re.IGNORECASE)
 
 
 def untag_first(sentence: str) -> list[str]:
@@ -163,12 +162,15 @@ def tidy(sentence: str) -> str:
 def _you(m: re.Match[str]) -> str:
     """ "u" → "you"; "ur" → "you're" before an article, a participle or a state ("ur
     allergic to cats", "ur the best"), else "your" ("ur address")."""
-    if m["u"] or m["U"]:
-        return "you" if m["u"] else "You"
-    after = (m["next"] or m["after"] or "").lower()
-    state = after in _YOURE_BEFORE or after.endswith("ing")
-    written = "you're" if state else "your"
-    return written if m["ur"] else written.capitalize()
+    word = m["word"]
+    if word[0] == "U" and m.start() > 0:
+        return word  # "the U of M"
+    if word.lower() == "u":
+        written = "you"
+    else:
+        after = (m["next"] or "").lower()
+        written = "you're" if after in _YOURE_BEFORE or after.endswith("ing") else "your"
+    return written.capitalize() if word[0] == "U" else written
 
 
 def _apostrophe(m: re.Match[str]) -> str:

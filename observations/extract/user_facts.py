@@ -44,15 +44,12 @@ from observations.extract.ellipsis import restored, unpossessed
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
 from observations.extract.references import Heard, Referent, Speech
-from observations.extract.text import singular
+from observations.extract.text import CONFIRM_TAG, singular
 from observations.extract.turns import Sentence, Turn
 from observations.extract.vocabulary import ROLES, UNIQUE_ROLES, words
 
 THIRD_PARTY_CONFIDENCE = 0.7
-_CONFIRM_TAG = re.compile(
-    r"(?i)[\s,]+(?:right|yeah|yea|ya|yes|correct|no|innit|isn'?t it|aren'?t (?:they|you))"
-    r"\s*\?[?!\s]*$"
-)
+_CONFIRM_TAG = re.compile(CONFIRM_TAG, re.IGNORECASE)
 _RIGHT_AFTER_DENIAL = re.compile(
     r"(?i)(?:\bnot|n['’]t|\b(?:do|does|did|is|was|are|were|ca|wo|have|has)nt)\b[^.!?;]*?"
     r"(?P<tail>,\s*(?:it'?s|it is|it was)\s+(?P<right>[\w'-]+(?:\s+[\w'-]+){0,3}?))"
