@@ -1,14 +1,16 @@
 """Consolidation: the maintenance jobs that keep memory current without losing history.
 
 Pure policies (:mod:`consolidation.supersede`, :mod:`consolidation.merge`,
-:mod:`consolidation.decay`) over plain entry states (:mod:`consolidation.model`); thin DB
-glue that walks owners and writes changes set-based with one history row per changed
-entry (:mod:`consolidation.owners`, :mod:`consolidation.store`); the jobs by name
+:mod:`consolidation.decay`, :mod:`consolidation.digest`) over plain entry states
+(:mod:`consolidation.model`); thin DB glue that walks owners and writes changes set-based
+with one history row per changed entry (:mod:`consolidation.owners`,
+:mod:`consolidation.store`, :mod:`consolidation.digest_job`); the jobs by name
 (:mod:`consolidation.jobs`) and their runs — advisory-locked, exactly once per schedule
 window (:mod:`consolidation.runs`).
 """
 
 from consolidation.decay import RetentionPolicy, plan_caps, plan_decay, retention_score
+from consolidation.digest import DigestPolicy, plan_digests, plan_topics
 from consolidation.entry_jobs import supersede_at_build
 from consolidation.history import EntryNotFound, EntryRecord, entry_record
 from consolidation.jobs import JOBS, ConsolidationConfig, JobScope, UnknownJob, get_job
@@ -33,6 +35,7 @@ __all__ = [
     "Archive",
     "Change",
     "ConsolidationConfig",
+    "DigestPolicy",
     "EntryNotFound",
     "EntryRecord",
     "EntryState",
@@ -50,8 +53,10 @@ __all__ = [
     "lock_key",
     "plan_caps",
     "plan_decay",
+    "plan_digests",
     "plan_merge",
     "plan_supersede",
+    "plan_topics",
     "point_window",
     "recent_runs",
     "retention_score",

@@ -11,7 +11,8 @@ halved every ``half_life_days`` it stays idle past ``decay_after_days``:
 was used fewer than ``min_accesses`` times, and its score fell below ``threshold``. Kinds
 that do not fade with disuse are exempt: the profile kinds (a name, an allergy, a
 preference leave only by being superseded — the profile shows them without counting an
-access) and agent experiences (the evidence of skill proposals).
+access), agent experiences (the evidence of skill proposals) and digests (one leaves with
+the facts it gathers).
 
 **Caps** keep at most ``max_active_per_owner`` active entries per owner: beyond it, the
 lowest come first — entries of exempt kinds after all others, then by score, then least
@@ -30,9 +31,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from consolidation.model import Archive, EntryState
-from observations.entry import ACTIVE, AGENT_EXPERIENCE, PROFILE_KINDS
+from observations.entry import ACTIVE, AGENT_EXPERIENCE, DIGEST, PROFILE_KINDS
 
-DECAY_EXEMPT = frozenset(PROFILE_KINDS | {AGENT_EXPERIENCE})
+DECAY_EXEMPT = frozenset(PROFILE_KINDS | {AGENT_EXPERIENCE, DIGEST})
 _DAY = 86400.0
 
 

@@ -3,8 +3,8 @@
 Every job has the same signature — ``(conn, config, scope) -> stats`` — and is idempotent:
 run twice over the same state, the second run changes nothing. ``JOBS`` lists them in the
 order ``all`` runs them: sweep first (builds are asynchronous anyway), supersede before
-merge (only current facts are merged), decay and caps before the read models are
-resynchronized, retention last.
+merge (only current facts are merged), digest after both (it gathers the current facts),
+decay and caps before the read models are resynchronized, retention last.
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from typing import Any
 
 from consolidation import entry_jobs, ledger_jobs
 from consolidation.decay import RetentionPolicy
+from consolidation.digest import DigestPolicy
+from consolidation.digest_job import run_digests
 from consolidation.ledger_jobs import Enqueue
 from consolidation.merge import DEFAULT_THRESHOLD
 from consolidation.owners import Walk
 from ledger.db import Conn
 from ledger.errors import NotFound
 from materializers.skills import SkillPolicy
+from observations.embed import Embedder
 
 Stats = dict[str, Any]
 
@@ -42,6 +45,8 @@ class ConsolidationConfig:
     decay_page: int = 5000
     enqueue: Enqueue | None = None  # queues builds for the sweep; None: only count them
     skills: SkillPolicy = field(default_factory=SkillPolicy)  # for the read models' resync
+    digest: DigestPolicy = field(default_factory=DigestPolicy)
+    embedder: Embedder | None = None  # for the digests' vectors; None: no digest job
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +72,20 @@ def _merge(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
     job = entry_jobs.merge_job(config.merge_threshold)
     return entry_jobs.run_entry_job(
         conn, job, scope.tenant_id, now=scope.now, full=scope.full, walk=config.walk
+    )
+
+
+def _digest(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    if config.embedder is None:
+        return {"tenants": 0, "skipped_without_embedder": 1}
+    return run_digests(
+        conn,
+        scope.tenant_id,
+        now=scope.now,
+        full=scope.full,
+        walk=config.walk,
+        policy=config.digest,
+        embedder=config.embedder,
     )
 
 
@@ -115,6 +134,7 @@ JOBS: dict[str, Job] = {
     "sweep": _sweep,
     "supersede": _supersede,
     "merge": _merge,
+    "digest": _digest,
     "decay": _decay,
     "caps": _caps,
     "resync": _resync,

@@ -16,7 +16,8 @@ confidence, id) — so the current value stays current — and otherwise the mos
 then the earliest id. It keeps the union of the group's provenance (event ids and external
 ids), the highest confidence and importance, and the group's accesses; the others become
 ``merged`` with a ``merged_into`` link. Agent experiences (each one is skill evidence) and
-session summaries (one record per session) are never merged.
+session summaries (one record per session) are never merged, nor are digests (each is
+its own facts, rewritten by the digest job).
 """
 
 from __future__ import annotations
@@ -27,11 +28,18 @@ from typing import Any
 
 import numpy as np
 
-from consolidation.model import EntryState, Merge
+from consolidation.model import EntryState, Merge, union_provenance
 from materializers.facts import normalize
-from observations.entry import ACTIVE, AGENT_EXPERIENCE, EPISODIC, PROFILE_KINDS, SESSION_SUMMARY
+from observations.entry import (
+    ACTIVE,
+    AGENT_EXPERIENCE,
+    DIGEST,
+    EPISODIC,
+    PROFILE_KINDS,
+    SESSION_SUMMARY,
+)
 
-MERGE_EXEMPT = frozenset({AGENT_EXPERIENCE, SESSION_SUMMARY})
+MERGE_EXEMPT = frozenset({AGENT_EXPERIENCE, SESSION_SUMMARY, DIGEST})
 DEFAULT_THRESHOLD = 0.92
 _BLOCK = 512  # rows of the similarity matrix computed at once
 _SMALL = 256 * 256  # products up to this many cells are computed without BLAS
@@ -152,11 +160,12 @@ def _merge(members: Sequence[EntryState], threshold: float) -> Merge:
     # does not archive a fact said again an hour ago because its survivor is older.
     used = [e.last_accessed_at for e in members if e.last_accessed_at is not None]
     used += [e.recorded_at for e in members if e.id != survivor.id]
+    event_ids, external_ids = union_provenance(members)
     return Merge(
         survivor=survivor.id,
         merged=merged,
-        source_event_ids=tuple(sorted({i for e in members for i in e.source_event_ids})),
-        source_external_ids=tuple(sorted({x for e in members for x in e.source_external_ids})),
+        source_event_ids=event_ids,
+        source_external_ids=external_ids,
         confidence=max(e.confidence for e in members),
         importance=max(e.importance for e in members),
         access_count=sum(e.access_count for e in members),

@@ -110,6 +110,26 @@ class EntryState:
         )
 
 
+def union_provenance(entries: Iterable[EntryState]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The entries' event ids and external ids together, in event id order, each external
+    id beside its event's (as the builder writes them, one per event); lists that do not
+    pair up (an entry whose session retention deleted keeps its external ids alone) are
+    added unpaired, in sorted order."""
+    pairs: dict[int, str] = {}
+    events: set[int] = set()
+    externals: set[str] = set()
+    for e in entries:
+        if len(e.source_event_ids) == len(e.source_external_ids):
+            pairs.update(zip(e.source_event_ids, e.source_external_ids, strict=True))
+        else:
+            events.update(e.source_event_ids)
+            externals.update(e.source_external_ids)
+    if not events and not externals:
+        ids = sorted(pairs)
+        return tuple(ids), tuple(pairs[i] for i in ids)
+    return tuple(sorted(events | set(pairs))), tuple(sorted(externals | set(pairs.values())))
+
+
 @dataclass(frozen=True, slots=True)
 class Supersede:
     """``old`` stops holding at ``valid_to`` (the newer fact's event time)."""

@@ -142,7 +142,15 @@ def _owner_pages(
         query = Q["owners_over_cap"]
     else:
         query = Q["owners_with_kinds"]
-    with conn.cursor(name=f"consolidation_{job.name}_owners", withhold=True) as cur:
+    return owner_pages(conn, f"consolidation_{job.name}_owners", query, params, walk)
+
+
+def owner_pages(
+    conn: Conn, cursor: str, query: LiteralString, params: dict[str, Any], walk: Walk
+) -> Iterator[dict[Owner, int]]:
+    """The owners ``query`` finds, a page at a time, each with its first change id; read
+    from a server-side cursor named ``cursor`` that outlives the pages' transactions."""
+    with conn.cursor(name=cursor, withhold=True) as cur:
         cur.execute(query, params)
         while rows := cur.fetchmany(walk.page_owners):
             yield {(r["owner_type"], r["owner_id"]): int(r["first_change"]) for r in rows}

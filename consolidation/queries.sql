@@ -93,6 +93,18 @@ SELECT e.owner_type, e.owner_id, min(h.id) AS first_change
  GROUP BY e.owner_type, e.owner_id
  ORDER BY e.owner_type, e.owner_id;
 
+-- name: owners_changed_by_others
+-- Owners whose entries of the given kinds changed in (after, upto] by anyone but one
+-- actor, with their first change id: the digest job follows consolidation's own changes
+-- too (a merge or a supersession changes an owner's facts), but not its own.
+SELECT e.owner_type, e.owner_id, min(h.id) AS first_change
+  FROM memory_entry_history h
+  JOIN memory_entries e ON e.tenant_id = h.tenant_id AND e.id = h.entry_id
+ WHERE h.tenant_id = %(tenant_id)s AND h.id > %(after)s AND h.id <= %(upto)s
+   AND h.actor <> %(actor)s AND e.kind = ANY (%(kinds)s)
+ GROUP BY e.owner_type, e.owner_id
+ ORDER BY e.owner_type, e.owner_id;
+
 -- name: owners_over_cap
 -- Every owner with more active entries than the cap, for a full pass of caps.
 SELECT owner_type, owner_id, 0::bigint AS first_change
@@ -113,9 +125,10 @@ SELECT e.owner_type, e.owner_id
 HAVING count(*) > %(cap)s;
 
 ------------------------------------------------------------------------------ entries
--- name: lock_entries
--- The owners' entries in the given statuses and kinds (NULL: any; never skip_kinds), locked
--- in id order (one lock order for every job, so jobs never deadlock each other).
+-- name: owner_entries
+-- The owners' entries in the given statuses and kinds (NULL: any; never skip_kinds), in id
+-- order: store.lock_entries adds FOR UPDATE OF e (one lock order for every job, so jobs
+-- never deadlock each other).
 SELECT e.id, e.owner_type, e.owner_id, e.kind, e.key, e.canonical_statement, e.fields,
        e.confidence, e.importance, e.status, e.valid_from, e.valid_to, e.recorded_at,
        e.expired_at, e.superseded_by, e.access_count, e.last_accessed_at,
@@ -128,8 +141,7 @@ SELECT e.id, e.owner_type, e.owner_id, e.kind, e.key, e.canonical_statement, e.f
  WHERE e.tenant_id = %(tenant_id)s AND e.status = ANY (%(statuses)s)
    AND (%(kinds)s::text[] IS NULL OR e.kind = ANY (%(kinds)s))
    AND e.kind <> ALL (%(skip_kinds)s::text[])
- ORDER BY e.id
-   FOR UPDATE OF e;
+ ORDER BY e.id;
 
 -- name: decay_candidates
 -- Entries that decay: active, of a kind that decays, rarely used, idle past the cutoff, and
@@ -268,3 +280,35 @@ SELECT src_id, relation, dst_id::bigint AS dst_id, created_at
  WHERE tenant_id = %(tenant_id)s AND src_type = 'entry' AND dst_type = 'entry'
    AND (src_id = %(id)s OR dst_id = %(id)s::text)
  ORDER BY created_at, src_id, dst_id;
+
+-- name: owner_digests
+-- The owners' active and deleted digests, each with the ids of the facts it collects.
+SELECT d.id, d.owner_type, d.owner_id, d.status,
+       ARRAY(SELECT l.dst_id::bigint FROM memory_links l
+              WHERE l.tenant_id = d.tenant_id AND l.src_type = 'entry' AND l.src_id = d.id
+                AND l.relation = 'collects' ORDER BY 1) AS facts
+  FROM memory_entries d
+  JOIN unnest(%(owner_types)s::text[], %(owner_ids)s::text[]) AS o(owner_type, owner_id)
+    ON d.owner_type = o.owner_type AND d.owner_id = o.owner_id
+ WHERE d.tenant_id = %(tenant_id)s AND d.kind = 'digest' AND d.status IN ('active', 'deleted')
+ ORDER BY d.id;
+
+-- name: insert_digests
+-- New digests (no session of their own: their facts come from several), in order.
+INSERT INTO memory_entries
+       (tenant_id, owner_type, owner_id, kind, key, canonical_statement, fields, embedding,
+        embedding_model, confidence, importance, valid_from, recorded_at, source_event_ids,
+        source_external_ids, updated_at)
+SELECT %(tenant_id)s, d.owner_type, d.owner_id, 'digest', d.key, d.statement, d.fields,
+       d.embedding, %(embedding_model)s, d.confidence, d.importance, d.valid_from, %(now)s,
+       d.source_event_ids::bigint[], ARRAY(SELECT jsonb_array_elements_text(d.source_external_ids)),
+       %(now)s
+  FROM unnest(%(owner_type)s::text[], %(owner_id)s::text[], %(key)s::text[],
+              %(statement)s::text[], %(fields)s::jsonb[], %(embedding)b::vector[]::halfvec[],
+              %(confidence)s::real[], %(importance)s::real[], %(valid_from)s::timestamptz[],
+              %(source_event_ids)s::text[], %(source_external_ids)s::jsonb[])
+       WITH ORDINALITY AS d(owner_type, owner_id, key, statement, fields, embedding,
+                            confidence, importance, valid_from, source_event_ids,
+                            source_external_ids, n)
+ ORDER BY d.n
+RETURNING id;

@@ -65,9 +65,11 @@ def lock_entries(
     kinds: Iterable[str] | None = None,
     skip_kinds: Iterable[str] = (),
     vectors: bool = False,
+    lock: bool = True,
 ) -> list[EntryState]:
     """The owners' entries in ``statuses`` (and ``kinds``, never ``skip_kinds``), locked
-    until the transaction ends. Vectors come binary when asked for."""
+    until the transaction ends (read only, without ``lock``). Vectors come binary when
+    asked for."""
     params = {
         "tenant_id": tenant_id,
         "owner_types": [o[0] for o in owners],
@@ -77,7 +79,8 @@ def lock_entries(
         "skip_kinds": sorted(skip_kinds),
         "vectors": vectors,
     }
-    rows = conn.execute(Q["lock_entries"], params, binary=vectors).fetchall()
+    query = Q["owner_entries"] + " FOR UPDATE OF e" if lock else Q["owner_entries"]
+    rows = conn.execute(query, params, binary=vectors).fetchall()
     return [EntryState.from_row(r) for r in rows]
 
 

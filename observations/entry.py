@@ -21,7 +21,9 @@ FACT_KINDS: tuple[str, ...] = (
 AGENT_EXPERIENCE = "agent_experience"
 SESSION_SUMMARY = "session_summary"
 EPISODIC = "episodic"
-KINDS: tuple[str, ...] = (*FACT_KINDS, AGENT_EXPERIENCE, SESSION_SUMMARY, EPISODIC)
+# an owner's facts on one topic gathered into one entry (consolidation's digest job)
+DIGEST = "digest"
+KINDS: tuple[str, ...] = (*FACT_KINDS, AGENT_EXPERIENCE, SESSION_SUMMARY, EPISODIC, DIGEST)
 # the fact kinds that describe a person as they are now (the user profile's); experiences
 # and events are dated happenings instead
 PROFILE_KINDS = frozenset({"preference", "identity", "constraint", "skill", "relationship", "goal"})

@@ -148,6 +148,13 @@ class Settings(BaseSettings):
     decay_half_life_days: float = Field(default=30, gt=0)
     decay_threshold: float = Field(default=0.25, ge=0, le=1, description="archive below it")
     max_active_entries: int = Field(default=1000, gt=0, description="per owner (caps)")
+    digest_threshold: float = Field(
+        default=0.1,
+        ge=-1,
+        le=1,
+        description="cosine of two facts' vectors, less their owner's mean, to share a topic",
+    )
+    digest_size: int = Field(default=10, ge=2, description="facts a digest's topic takes")
     retention_days: float = Field(
         default=14, gt=0, description="ledger sessions closed longer ago are deleted"
     )
@@ -167,6 +174,7 @@ class Settings(BaseSettings):
     schedule_sweep_seconds: float = Field(default=60, ge=0)
     schedule_supersede_seconds: float = Field(default=300, ge=0)
     schedule_merge_seconds: float = Field(default=3600, ge=0)
+    schedule_digest_seconds: float = Field(default=300, ge=0)
     schedule_decay_seconds: float = Field(default=86400, ge=0)
     schedule_caps_seconds: float = Field(default=3600, ge=0)
     schedule_resync_seconds: float = Field(default=60, ge=0)

@@ -14,6 +14,7 @@ import psutil
 import structlog
 
 from consolidation import ConsolidationConfig, RetentionPolicy, Walk, supersede_at_build
+from consolidation.digest import DigestPolicy
 from consolidation.ledger_jobs import Enqueue
 from ledger.db import Conn, apply_schema, connect
 from materializers.skills import SkillPolicy
@@ -230,6 +231,8 @@ def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> Consoli
         ),
         enqueue=enqueue,
         skills=make_skill_policy(s),
+        digest=DigestPolicy(threshold=s.digest_threshold, size=s.digest_size),
+        embedder=make_embedder_from(s),
     )
 
 

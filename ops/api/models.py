@@ -11,7 +11,7 @@ from ledger.scope import ID_PATTERN
 
 Kind = Literal[
     "preference", "relationship", "experience", "skill", "goal", "constraint", "identity",
-    "event", "agent_experience", "session_summary", "episodic",
+    "event", "agent_experience", "session_summary", "episodic", "digest",
 ]  # fmt: skip
 # Text without NUL characters (PostgreSQL text cannot hold them).
 Text = Annotated[str, Field(pattern=r"^[^\x00]*$")]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import click
@@ -14,7 +14,13 @@ from ops.cli.base import Context, pass_ctx, progress
 from ops.eval import locomo, probes_data
 from ops.eval.locomo_data import load
 from ops.eval.probes import PROBES_DATABASE, report_text, run_probes
-from ops.wiring import make_build_config, make_search_settings, services, wall_clock
+from ops.wiring import (
+    consolidation_config,
+    make_build_config,
+    make_search_settings,
+    services,
+    wall_clock,
+)
 from retrieval.tokens import wordpiece_counter
 
 EVAL_DATABASE = "memledger_eval"
@@ -56,6 +62,7 @@ def eval_locomo(
     convs = load(data, only)
     s = ctx.settings
     config = make_build_config(s)
+    jobs = replace(consolidation_config(s, None), embedder=config.embedder)
     now = wall_clock()
     with (
         services(s, redis=False) as urls,
@@ -66,7 +73,9 @@ def eval_locomo(
         with progress(sum(len(c.sessions) for c in convs), "build", "session") as bar:
             for conv in convs:
                 built.append(
-                    locomo.ingest_and_build(conn, conv, config, now=now, on_session=bar.update)
+                    locomo.ingest_and_build(
+                        conn, conv, config, now=now, consolidation=jobs, on_session=bar.update
+                    )
                 )
         answers = []
         counter = wordpiece_counter()

@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from consolidation.jobs import ConsolidationConfig, JobScope, get_job
 from ledger.db import Conn, tenant_scope
 from ledger.events import iter_chunks
 from ledger.store import append, list_sessions, sweep_idle
 from observations.builder import BuildConfig, build_session
 from observations.embed import Embedder
+from observations.entry import DIGEST
 from observations.extract.base import FACT_KINDS
 from observations.extract.statement_checks import CHECKS, Statement, statement_failures
 from ops.eval.locomo_data import SCORED_CATEGORIES, Conversation, Question, events, turn_text
@@ -43,6 +45,9 @@ from retrieval.tokens import TokenCounter
 
 METHODS = ("memledger@5", "memledger@10", "memledger@bundle", "bm25@5", "bm25@10", "bm25@bundle")
 BUNDLE_TOKENS = 1000
+# what a deployment's schedule does to a conversation's entries once built (decay and caps
+# go by the entries' age on the wall clock, which a replayed transcript does not have)
+ENTRY_JOBS = ("supersede", "merge", "digest")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +76,12 @@ def ingest_and_build(
     config: BuildConfig,
     *,
     now: datetime,
+    consolidation: ConsolidationConfig | None = None,
     on_session: Callable[[], None] = lambda: None,
 ) -> BuildFigures:
-    """Append the conversation's turns, close its sessions and build each one."""
+    """Append the conversation's turns, close its sessions and build each one; then run
+    the consolidation jobs that rework entries on a schedule (:data:`ENTRY_JOBS`), when
+    given their configuration."""
     tenant = tenant_of(conversation)
     for batch in iter_chunks(events(conversation), 500):
         with conn.transaction():
@@ -84,6 +92,11 @@ def ingest_and_build(
         with conn.transaction():
             build_session(conn, tenant, session["id"], config, now=now)
         on_session()
+    if consolidation is not None:
+        scope = JobScope(now=now, tenant_id=tenant)
+        for job in ENTRY_JOBS:
+            with conn.transaction():
+                get_job(job)(conn, consolidation, scope)
     return measure_build(conn, conversation)
 
 
@@ -139,13 +152,17 @@ def _text(value: object) -> str | None:
 
 
 def _valid(entry: dict[str, Any], where: dict[int, tuple[int, str]]) -> bool:
+    """Whether every event the entry names is stored with the external id it gives, and
+    its session (none for a digest) holds one of them (a merge keeps the provenance of
+    the duplicates it absorbed, from their sessions)."""
     ids = entry["source_event_ids"]
     if not ids or len(ids) != len(entry["source_external_ids"]):
         return False
-    return all(
-        i in where and where[i] == (entry["source_session_id"], x)
-        for i, x in zip(ids, entry["source_external_ids"], strict=True)
-    )
+    pairs = list(zip(ids, entry["source_external_ids"], strict=True))
+    if not all(i in where and where[i][1] == x for i, x in pairs):
+        return False
+    session = entry["source_session_id"]
+    return session is None or any(where[i][0] == session for i, _ in pairs)
 
 
 def total(figures: list[BuildFigures]) -> BuildFigures:
@@ -174,6 +191,7 @@ class Answer:
     recall: dict[str, float]  # method → share of the evidence turns found
     shown: int = 0  # memories and summaries in the bundle
     facts_shown: int = 0  # of them, fact entries
+    digests_shown: int = 0  # and digests (each gathers facts)
 
 
 def ask(
@@ -221,7 +239,8 @@ def _answer(question: Question, found: dict[str, set[str]], bundle: ContextBundl
     recall = {m: _recall(question, ids) for m, ids in found.items()}
     shown = len(bundle.memories) + len(bundle.summaries)
     facts = sum(item.kind in FACT_KINDS for item in bundle.memories)
-    return Answer(question.category, recall, shown, facts)
+    digests = sum(item.kind == DIGEST for item in bundle.memories)
+    return Answer(question.category, recall, shown, facts, digests)
 
 
 def _recall(question: Question, found: set[str]) -> float:
@@ -240,15 +259,16 @@ def _fit(ranked: list[str], text: dict[str, str], counter: TokenCounter) -> set[
 
 
 def quality_text(built: BuildFigures, answers: list[Answer]) -> str:
-    """The statement checks' failures among active facts, and the facts' share of what the
-    bundles showed."""
+    """The statement checks' failures among active facts, and the shares of facts and of
+    digests of facts in what the bundles showed."""
     failed = ", ".join(f"{check} {n}" for check, n in built.check_failures.items())
     shown = sum(a.shown for a in answers)
     facts = sum(a.facts_shown for a in answers)
+    digests = sum(a.digests_shown for a in answers)
     return (
         f"  fact entries failing each statement check (of {built.fact_entries}): {failed}\n"
-        f"  fact entries among what the bundles show: {facts}/{shown} "
-        f"({facts / max(shown, 1):.1%})"
+        f"  among what the bundles show: fact entries {facts}/{shown} "
+        f"({facts / max(shown, 1):.1%}), digests of facts {digests} ({digests / max(shown, 1):.1%})"
     )
 
 

@@ -361,7 +361,7 @@ def test_skill_proposals_upgraded_count_no_failures_until_projected_again(
             " VALUES ('mig', 'atlas', 'book-train', 'book a train', 1, '{7}', %s, %s)",
             [at, at],
         )
-        assert upgrade(conn) == [5]
+        assert upgrade(conn, to=5) == [5]
         row = conn.execute(
             "SELECT evidence_count, failure_count, successes_since_failure, last_failure_at"
             " FROM skill_proposal WHERE tenant_id = 'mig'"
