@@ -3,8 +3,9 @@
 Every job has the same signature — ``(conn, config, scope) -> stats`` — and is idempotent:
 run twice over the same state, the second run changes nothing. ``JOBS`` lists them in the
 order ``all`` runs them: sweep first (builds are asynchronous anyway), supersede before
-merge (only current facts are merged), digest after both (it gathers the current facts),
-decay and caps before the read models are resynchronized, retention last.
+merge (only current facts are merged), decay and caps next, digest after every job that
+ends entries (it gathers the facts that stay current), all of them before the read models
+are resynchronized, retention last.
 """
 
 from __future__ import annotations
@@ -134,9 +135,9 @@ JOBS: dict[str, Job] = {
     "sweep": _sweep,
     "supersede": _supersede,
     "merge": _merge,
-    "digest": _digest,
     "decay": _decay,
     "caps": _caps,
+    "digest": _digest,
     "resync": _resync,
     "retention": _retention,
 }
