@@ -32,7 +32,6 @@ Nothing here does I/O; :mod:`consolidation.digest_job` reads and writes.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -138,7 +137,9 @@ def plan_topics(facts: Iterable[EntryState], policy: DigestPolicy, model: str) -
             continue
         free[own] = False
         others = [j for j in ranked if j not in own][: policy.overlap]
-        topics.append(tuple(sorted(usable[j].id for j in own + others)))
+        topic = tuple(sorted(usable[j].id for j in own + others))
+        if topic not in topics:  # two seeds' facts each other's overlap: one digest
+            topics.append(topic)
     return topics
 
 
@@ -167,12 +168,6 @@ def plan_digests(
         if ids not in kept and ids not in refused
     )
     return DigestPlan(write, archive)
-
-
-def model_of(facts: Iterable[EntryState]) -> str | None:
-    """The model most of the facts' vectors are in."""
-    counts = Counter(f.embedding_model for f in facts if f.embedding_model)
-    return counts.most_common(1)[0][0] if counts else None
 
 
 def _in_time(fact: EntryState) -> tuple[object, int]:

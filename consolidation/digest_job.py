@@ -19,7 +19,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from consolidation.digest import DigestDraft, DigestPlan, DigestPolicy, model_of, plan_digests
+from consolidation.digest import DigestDraft, DigestPlan, DigestPolicy, plan_digests
 from consolidation.model import Archive, EntryState
 from consolidation.owners import Walk, owner_pages
 from consolidation.store import Owner, lock_entries, write_changes
@@ -130,8 +130,8 @@ def _plans(
     lock: bool,
     stats: Counter[str] | None = None,
 ) -> tuple[dict[Owner, DigestPlan], dict[int, EntryState]]:
-    """Each owner's plan, from its facts (locked with ``lock``) and its digests; and the
-    digests' states by id."""
+    """Each owner's plan, from its facts (locked with ``lock``) with a vector of ``model``
+    (the read model) and its digests; and the digests' states by id."""
     entries = lock_entries(
         conn, tenant, owners, statuses=(ACTIVE, DELETED), kinds=_KINDS, vectors=True, lock=lock
     )
@@ -153,8 +153,7 @@ def _plans(
         stats["facts_read"] += sum(len(f) for f in facts.values())
     plans = {}
     for owner in owners:
-        mine = facts.get(owner, [])
-        plan = plan_digests(mine, digests.get(owner, {}), policy, model_of(mine) or model)
+        plan = plan_digests(facts.get(owner, []), digests.get(owner, {}), policy, model)
         if plan:
             plans[owner] = plan
     return plans, states

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -55,14 +55,15 @@ def eval_group() -> None:
 def eval_locomo(
     ctx: Context, data: Path, conversations: str | None, json_out: Path | None, reuse: bool
 ) -> None:
-    """Ingest LoCoMo conversations with their real dates, build them, ask every question
-    (categories 1-4) through the retrieval gateway, and report evidence recall next to a
-    BM25-over-turns baseline computed in the same run."""
+    """Ingest LoCoMo conversations with their real dates, build them, run the scheduled
+    entry jobs (supersede, merge, digest), ask every question (categories 1-4) through the
+    retrieval gateway, and report evidence recall next to a BM25-over-turns baseline
+    computed in the same run."""
     only = {c.strip() for c in conversations.split(",") if c.strip()} if conversations else None
     convs = load(data, only)
     s = ctx.settings
     config = make_build_config(s)
-    jobs = replace(consolidation_config(s, None), embedder=config.embedder)
+    jobs = consolidation_config(s, None)  # the entry jobs a deployment schedules
     now = wall_clock()
     with (
         services(s, redis=False) as urls,

@@ -1,9 +1,11 @@
 """``memledger eval locomo``: the LoCoMo conversations through the whole pipeline.
 
-Each conversation is ingested into its own tenant with its real dates and every session is
-built. The build is measured against the benchmark's reference facts: entries per session,
-the share of entries whose provenance names real events of their own session, and the
-share of reference facts whose source turn is in some entry's provenance.
+Each conversation is ingested into its own tenant with its real dates, every session is
+built, and the consolidation jobs that rework entries on a schedule run (supersede, merge,
+digest). The build is measured against the benchmark's reference facts: entries per
+session, the share of entries whose provenance names real events with the external ids
+it gives (of the entry's own session, unless it gathers several), and the share of
+reference facts whose source turn is in some entry's provenance.
 
 Then every scored question is asked through the retrieval gateway, scoped to its
 conversation's tenant, and evidence recall is computed from the provenance of what came
@@ -16,7 +18,7 @@ Statement quality: every active fact entry (the eight fact kinds: not episodic r
 summaries or agent experiences) goes through the statement checks
 (:mod:`observations.extract.statement_checks`), and the report counts the entries failing
 each (the target is none); and of the memories and summaries each question's bundle
-shows, the share that are fact entries.
+shows, the share that are fact entries and the share that are digests of facts.
 """
 
 from __future__ import annotations
