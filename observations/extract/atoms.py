@@ -20,6 +20,7 @@ from observations.extract.clauses import (
     Clause,
     framed_clauses,
     participle,
+    relative_clauses,
     split_clauses,
 )
 from observations.extract.dates import ResolvedDate
@@ -91,7 +92,12 @@ def sentence_atoms(parsed: Parsed, dates: Sequence[ResolvedDate], speech: Speech
         for clause in split_clauses(parsed, sentence):
             _note(parsed, clause, speech)
             asked = clause.question or clause.mark in _CONDITIONS
-            for own in (clause, *([] if asked else framed_clauses(parsed, clause))):
+            more = (
+                []
+                if asked
+                else [*framed_clauses(parsed, clause), *relative_clauses(parsed, clause)]
+            )
+            for own in (clause, *more):
                 atom = clause_atom(parsed, own, dates, speech)
                 if atom is not None:
                     atoms.append(atom)
@@ -262,7 +268,10 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     if clause.subject is None:
         return sorted(words)
     if clause.shared_subject:
-        words |= set(parsed.subtree(clause.subject))
+        described = set(parsed.subtree(clause.subject))
+        if clause.link == "relcl":  # the person without what the clause says of them
+            described -= {*parsed.subtree(clause.head), *_punctuation(parsed, described)}
+        words |= described
     start = parsed.words[clause.subject].left
     lead = [parsed.words[i] for i in sorted(words) if i < start and parsed.words[i].pos != "PUNCT"]
     dated = [w for w in lead if any(d.span[0] <= w.start < d.span[1] for d in dates)]
@@ -285,6 +294,10 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     if len(said) > 2 and tail[0].text == "," and tail[1].lower in _TAIL_WORDS:
         words -= set(said[-2:])  # "…on saturday, sorry", "…to berlin, yay"
     return _closing_quote(parsed, sorted(words))
+
+
+def _punctuation(parsed: Parsed, words: set[int]) -> set[int]:
+    return {i for i in words if parsed.words[i].pos == "PUNCT"}
 
 
 _SO_DEGREE = words("much many far well long little few that")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from observations.extract.analysis import Parsed, Word
-from observations.extract.vocabulary import COGNITION, words
+from observations.extract.vocabulary import COGNITION, ROLES, words
 
 SUBJECTS = ("nsubj", "nsubjpass", "csubj")
 GO = words("go goes went gone going")  # "went" as an auxiliary has the lemma "went"
@@ -27,7 +27,7 @@ _VERBAL = ("VERB", "AUX")
 _FILLERS = words(
     """actually anyway anyways so well also basically honestly seriously literally like
     plus btw fyi oh ok okay yeah yes yep yup no nah nope hey hi hmm um uh wow lol haha
-    anyhow besides"""
+    anyhow besides tho though"""
 )
 _TRAILING = words("too either lol haha lmao tbh though tho actually btw fyi obv anyway honestly")
 _WH = ("WP", "WRB", "WDT", "WP$")
@@ -103,6 +103,42 @@ def framed_clauses(parsed: Parsed, clause: Clause) -> list[Clause]:
                 own = replace(own, words=kept, link="advcl", mark=None, parent=clause.head)
             found.append(own)
     return found
+
+
+def relative_clauses(parsed: Parsed, clause: Clause) -> list[Clause]:
+    """The relative clauses on a person in ``clause`` whose relative pronoun is their
+    subject, each as a clause of its own with that person as its subject: "congrats to
+    priscilla who just got the scholarship" → "priscilla just got the scholarship"; "my
+    sister, who lives in Paris, is visiting" → "my sister lives in Paris". A person: a name,
+    or a relation ("my sister"); not "the guy who fixed my car"."""
+    found = []
+    for i in clause.words:
+        word = parsed.words[i]
+        if word.dep != "relcl" or word.pos not in _VERBAL:
+            continue
+        pronouns = [k.i for k in parsed.kids(i, "nsubj", "nsubjpass") if k.lower in ("who", "that")]
+        if not pronouns:
+            continue
+        # the person described: the clause's head noun, or the name just before "who" when
+        # the parser hung the clause on the sentence ("congrats to priscilla who got …")
+        person = next((p for p in (word.head, pronouns[0] - 1) if _a_person(parsed, p)), None)
+        if person is None:
+            continue
+        for own in split_clauses(parsed, range(word.left, word.right + 1), root=i):
+            if own.head == i:
+                kept = tuple(j for j in own.words if j != pronouns[0])
+                own = replace(own, words=kept, subject=person, shared_subject=True,
+                              link="relcl", question=False, parent=clause.head)  # fmt: skip
+            found.append(own)
+    return found
+
+
+def _a_person(parsed: Parsed, i: int) -> bool:
+    if i < 0:
+        return False
+    word = parsed.words[i]
+    owned = bool(parsed.kids(i, "poss")) and word.lemma in ROLES
+    return (word.pos == "PROPN" and not parsed.kids(i, "det")) or owned
 
 
 def _past(parsed: Parsed, verb: Word) -> bool:

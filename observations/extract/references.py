@@ -271,6 +271,20 @@ def given_name(parsed: Parsed, word: Word) -> bool:
     return owned and subjects[0].lemma in ROLES
 
 
+def _named_as(parsed: Parsed, word: Word) -> list[Word]:
+    """The one said to be the relation: "Hale is my coach", "sara is my sister" (a name,
+    however it was typed: the tagger reads a lowercase one as a common noun)."""
+    be = parsed.words[word.head]
+    if word.dep != "attr" or be.lemma != "be" or parsed.kids(word.i, "det"):
+        return []
+    subjects = parsed.kids(be.i, "nsubj")
+    if len(subjects) != 1 or parsed.kids(subjects[0].i, "det", "poss", "conj"):
+        return []
+    who = subjects[0]
+    typed = who.tag == "NN" and who.text.isalpha() and not known_noun(who.lower)
+    return [who] if (who.pos == "PROPN" or typed) and _bare_name(parsed, who) else []
+
+
 def _bare_name(parsed: Parsed, word: Word) -> bool:
     """A name as people are named: no article ("the Eisenhower Matrix"), not a quoted title
     ("Brave" by Sara Bareilles)."""
@@ -330,6 +344,7 @@ def _relation(
             and not bygone
         ):
             names.append(after)  # "meet Toby, my puppy"; not "Max, my childhood dog"
+        names += _named_as(parsed, word)
         given = names[0] if names else None
     title = f"{owner.possessive} {word.text}" + (f" {as_name(given.text)}" if given else "")
     lower = given.lower if given else None

@@ -53,7 +53,7 @@ _PERSONAL = re.compile(
 )
 _FILLER = re.compile(
     r"^(?:by the way|btw|actually|anyway|anyways|so|well|oh|yeah|yes|no|lol|haha\w*|"
-    r"honestly|basically|hey|hi|wow|ok|okay|um+|uh+|also|and|but|plus|like|heads up|fyi)\b",
+    r"honestly|basically|hey|hi|wow|ok|okay|um+|uh+|also|and|but|plus|like|heads up|fyi|tho)\b",
     re.IGNORECASE,
 )
 _NOISE_END = re.compile(r"(?:!|\b(?:lol|lmao|haha\w*|hehe\w*|xd)\W*|[:;]-?[)dp(]\W*)$", re.I)

@@ -209,6 +209,8 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return None  # what one would or will be: "you'd be a great counselor", a wish or praise
     if comp.dep == "attr" and _an_age(f, comp):
         return _reading(f, "identity", "age", comp.i, 0.8)  # "i'm 34 now"
+    if comp.dep == "attr" and lemma in ROLES and f.kids("poss", of=comp.i):
+        return None  # "Hale is my coach": a relation named (references), not a trade
     if comp.pos == "NOUN" and lemma in OCCUPATIONS and comp.dep == "attr":
         if _praise(f, comp):
             return None  # "you're the best cook", "she's the worst driver"

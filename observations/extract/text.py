@@ -19,6 +19,8 @@ _SLUG_PART = 32  # characters of one key part at most (a run of CJK text is one 
 # (chat starts its sentences in lower case: "dinner sat? and heads up im allergic…")
 _SENTENCE_END = re.compile(
     r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[?!])\s+|\n+|\s+[-–—]+\s+|;\s+"
+    # chat ends a sentence with emoji: "… the scholarship 🎉🎉 shes too humble to say it"
+    r"|(?<=[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f])\s+(?=[A-Za-z])"
 )
 _ABBREVIATIONS = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx)\.$", re.I)
 _LEADING_FILLER = re.compile(
@@ -137,11 +139,18 @@ def strip_filler(sentence: str) -> str:
     return stripped[:1].upper() + stripped[1:] if stripped else stripped
 
 
+# "r" for "are" between two words ("heights r fine", "we r going")
+_CHAT_ARE = re.compile(r"(?<=[A-Za-z] )r(?= [A-Za-z])")
+# "'s" before whose: "is", never a possessive ("hale's my coach": the tagger reads "hale's")
+_IS_BEFORE_WHOSE = re.compile(r"(?<=\w)['’]s(?=\s+(?:my|your|his|her|our|their)\b)", re.I)
+
+
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
     shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre",
-    "u"/"ur" and days ("tmrw", "yday") spelled out; a diet written as one word ("gluten free" →
-    "gluten-free"); "it's dogs I'm allergic to" as "I'm allergic to dogs"."""
+    "u"/"ur", "r" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"… as "is" ("hale's
+    my coach"); a diet written as one word ("gluten free" → "gluten-free"); "it's dogs I'm
+    allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
@@ -156,6 +165,8 @@ def tidy(sentence: str) -> str:
     text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
     text = _CHAT_CONTRACTIONS.sub(_apostrophe, text)
     text = _CHAT_YOU.sub(_you, text)
+    text = _IS_BEFORE_WHOSE.sub(" is", text)
+    text = _CHAT_ARE.sub("are", text)
     return _CLEFT.sub(_uncleft, text)
 
 

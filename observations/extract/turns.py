@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from observations.extract.analysis import known_adjective, known_verb
 from observations.extract.base import SessionEvent, SessionInput
 from observations.extract.dates import ResolvedDate, apply_dates, find_dates
 from observations.extract.people import Cast, Person, addressees
@@ -122,10 +123,32 @@ def build_turns(session: SessionInput) -> tuple[Turn, ...]:
     captioned = [caption_of(e.content, e.metadata) for e in events]
     cast = Cast(events)
     to = addressees(cast, events, [text for text, _ in captioned])
+    names = _typed_names(cast)
     return tuple(
-        Turn(event, to[n], text, caption)
+        Turn(event, to[n], names.sub(_capitalised, text) if names else text, caption)
         for n, (event, (text, caption)) in enumerate(zip(events, captioned, strict=True))
     )
+
+
+def _typed_names(cast: Cast) -> re.Pattern[str] | None:
+    """The participants' names as they may be typed in lower case ("congrats to tom who…":
+    the tagger reads "to tom" as a verb), to be written as names; not a name that is also
+    an English verb or adjective ("will", "grace", "rose"), nor one under three letters."""
+    found = {
+        part
+        for person in cast.people.values()
+        for part in person.name.split()
+        if len(part) > 2 and part.isalpha() and not part.islower()
+        and not known_verb(part.lower()) and not known_adjective(part.lower())
+    }  # fmt: skip
+    if not found:
+        return None
+    alternatives = "|".join(sorted(re.escape(n.lower()) for n in found))
+    return re.compile(rf"(?<![\w@#'’-])(?:{alternatives})(?![\w-])(?!['’](?!s\b))")
+
+
+def _capitalised(m: re.Match[str]) -> str:
+    return m[0][:1].upper() + m[0][1:]
 
 
 def participants(turns: tuple[Turn, ...]) -> list[str]:

@@ -16,7 +16,6 @@ INTOLERANCES = words(
 )
 # the intolerances chat writes as two words ("gluten free"), which the analysis reads as one
 # words chat writes with a hyphen or a space, which the analysis reads as one word
-HYPHENATED_WORDS = tuple(sorted({w for w in INTOLERANCES if "-" in w} | {"me-time"}))
 DIETS = INTOLERANCES | words(
     """vegan vegetarian pescatarian pescetarian keto paleo kosher halal teetotal sober"""
 )
@@ -59,7 +58,9 @@ ROLES = words(
     grandma grandmother grandpa grandfather grandparent granny aunt auntie uncle cousin niece nephew
     friend bff bestie roommate flatmate coworker co-worker colleague boss manager mentor
     neighbor neighbour family in-laws dog cat puppy pup pet snake parrot hamster horse rabbit
-    bunny turtle teacher therapist coach classmate teammate landlord doctor"""
+    bunny turtle teacher therapist coach classmate teammate landlord doctor advisor adviser
+    co-advisor supervisor tutor trainer dentist vet babysitter nanny housemate stepmom stepdad
+    stepmother stepfather stepsister stepbrother"""
 )
 ROLE_ALIASES = {
     "mom": "mother",
@@ -88,7 +89,13 @@ ROLE_ALIASES = {
     "neighbour": "neighbor",
     "boss": "manager",
     "flatmate": "roommate",
+    "housemate": "roommate",
+    "adviser": "advisor",
+    "stepmom": "stepmother",
+    "stepdad": "stepfather",
 }
+# one token each: "gluten-free", not "gluten" "-" "free"; "co-advisor"
+HYPHENATED_WORDS = tuple(sorted({w for w in INTOLERANCES | ROLES if "-" in w} | {"me-time"}))
 # roles one has once: their keys carry no name
 UNIQUE_ROLES = words(
     """wife husband partner spouse boyfriend girlfriend fiance mother father parent family
@@ -112,6 +119,8 @@ OWN_ATTRIBUTES = {
     "diet": ("constraint", "diet"),
     "pronoun": ("identity", "pronouns"),
     "major": ("identity", "education"),
+    "thesis": ("identity", "thesis"),
+    "dissertation": ("identity", "thesis"),
     "salary": ("identity", "salary"),
     "income": ("identity", "salary"),
     "insurance": ("identity", "insurance"),

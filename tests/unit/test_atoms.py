@@ -290,6 +290,66 @@ def test_a_relation_to_be_named_is_named_however_the_name_was_typed(
     )  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("said", "key", "statement"),
+    [
+        ("sara is my sister", "relationship:sister:sara", "Maya Chen's sister is Sara."),
+        ("Hale is my coach", "relationship:coach:hale", "Maya Chen's coach is Hale."),
+        # "'s" before "my" is "is" ("hale's" read as a possessive lost the fact)
+        ("hale's my co-advisor actually", "relationship:co-advisor:hale",
+         "Maya Chen's co-advisor is Hale."),
+        ("my main advisor is prof ferreira", "relationship:advisor",
+         "Maya Chen's main advisor is prof Ferreira."),
+    ],
+)  # fmt: skip
+def test_one_named_as_a_relation_is_that_relation_and_no_trade(
+    said: str, key: str, statement: str
+) -> None:
+    (named,) = facts([("maya", said)])
+    assert (named.owner_id, named.key, named.statement) == ("maya", key, statement)
+
+
+@pytest.mark.parametrize(
+    ("said", "owner", "key", "statement"),
+    [
+        ("congrats to tom who just got the fapesp doctoral scholarship", "tom",
+         "experience:get-scholarship", "Tom Okafor got the fapesp doctoral scholarship."),
+        ("my sister, who lives in Paris, is visiting next week", "maya",
+         "relationship:sister:city", "Maya Chen's sister lives in Paris."),
+    ],
+)  # fmt: skip
+def test_a_relative_clause_on_a_person_is_a_fact_about_them(
+    said: str, owner: str, key: str, statement: str
+) -> None:
+    found = [f for f in facts([("maya", said), ("tom", "ha thanks")]) if f.key == key]
+    assert [(f.owner_id, f.statement) for f in found] == [(owner, statement)]
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "statement"),
+    [
+        ("my whole thesis is coral bleaching on the abrolhos reefs", "identity:thesis",
+         "Maya Chen's whole thesis is coral bleaching on the abrolhos reefs."),
+        ("i get carsick tho so im calling front seat", "experience:call-seat",
+         "Maya Chen is calling front seat."),  # "tho so" is no part of it
+        ("we r moving to denver in june", "identity:city",
+         "Maya Chen is moving to Denver in June 2026."),  # "r" is "are"
+        # emoji end a sentence: the next one is no part of the clause
+        ("my thesis is coral bleaching 🎉🎉 shes too humble to say it", "identity:thesis",
+         "Maya Chen's thesis is coral bleaching."),
+    ],
+)  # fmt: skip
+def test_chat_spellings_and_fillers_leave_clean_statements(
+    said: str, key: str, statement: str
+) -> None:
+    found = facts([("maya", said)], start=datetime(2026, 1, 8, 14, 0, tzinfo=UTC))
+    assert [(f.key, f.statement) for f in found] == [(key, statement)]
+
+
+def test_a_relative_clause_on_someone_unnamed_is_no_fact() -> None:
+    assert facts([("maya", "the guy who fixed my car was nice")]) == []
+
+
 @pytest.mark.parametrize("said", ["my manager will be a nurse", "my manager is going to be mad"])
 def test_what_a_relation_will_be_is_no_name(said: str) -> None:
     assert [f.key for f in facts([("maya", said)]) if f.key == "relationship:manager"] == []
