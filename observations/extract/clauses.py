@@ -120,8 +120,10 @@ def relative_clauses(parsed: Parsed, clause: Clause) -> list[Clause]:
         if not pronouns:
             continue
         # the person described: the clause's head noun, or the name just before "who" when
-        # the parser hung the clause on the sentence ("congrats to priscilla who got …")
+        # the parser hung the clause on the sentence ("congrats to priscilla who got …"),
+        # or whoever is "the one who": "im the one who gets carsick" is "I get carsick"
         person = next((p for p in (word.head, pronouns[0] - 1) if _a_person(parsed, p)), None)
+        person = _the_one(parsed, word.head) if person is None else person
         if person is None:
             continue
         for own in split_clauses(parsed, range(word.left, word.right + 1), root=i):
@@ -131,6 +133,16 @@ def relative_clauses(parsed: Parsed, clause: Clause) -> list[Clause]:
                               link="relcl", question=False, parent=clause.head)  # fmt: skip
             found.append(own)
     return found
+
+
+def _the_one(parsed: Parsed, i: int) -> int | None:
+    """The subject of "<subject> is the one …" when ``i`` is that "one"."""
+    one = parsed.words[i]
+    be = parsed.words[one.head]
+    if one.lower != "one" or one.dep != "attr" or be.lemma != "be":
+        return None
+    subjects = parsed.kids(be.i, "nsubj")
+    return subjects[0].i if subjects and subjects[0].pos in ("PRON", "PROPN") else None
 
 
 def _a_person(parsed: Parsed, i: int) -> bool:

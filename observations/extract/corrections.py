@@ -32,7 +32,7 @@ from observations.extract.dates import DATE_FIELDS
 from observations.extract.topics import part
 from observations.extract.vocabulary import JUDGEMENTS, words
 
-_LEADING = words("no nah nope actually well oh wait")
+_LEADING = words("no nah nope actually well oh wait but ty thx thanks lol haha")
 _CONTENT = ("NOUN", "PROPN", "NUM", "ADJ")
 _ANSWER = (*_CONTENT, "DET", "ADP")
 _LOOSE = ("ROOT", "npadvmod", "dep", "intj", "appos")  # how a bare X hangs on what follows
@@ -79,7 +79,13 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
         return None
     if not _content(right[-1]):
         return None
-    return Correction(right, tuple(found[nots[0] + 1 :]))
+    wrong = []  # to the end of the sentence, or to a full stop in lower-case chat
+    for w in parsed.words[found[nots[0]].i + 1 :]:
+        if w.text in (".", "!", "?"):
+            break
+        if w.pos != "PUNCT":
+            wrong.append(w)
+    return Correction(right, tuple(wrong))
 
 
 def _bare(parsed: Parsed) -> Correction | None:
@@ -153,8 +159,40 @@ def corrects(claim: Extracted, said: Correction) -> bool:
     if not said.wrong:
         return bool(_named_thing(claim)[0])
     value = _folded(str(claim.fields.get("object", "")))
-    wrong = [w.lower for w in said.wrong]
-    return bool(value) and wrong[: len(value)] == value
+    return bool(value) and (_whole(value, said) or _within(value, said) is not None)
+
+
+def _whole(value: Sequence[str], said: Correction) -> bool:
+    """Whether Y is the claim's whole value ("not cats" of "cats")."""
+    return [w.lower for w in said.wrong][: len(value)] == list(value)
+
+
+_ARTICLES = words("the a an my his her their our")
+
+
+def _within(value: Sequence[str], said: Correction) -> tuple[str, str] | None:
+    """ "it's the midwifery program not nursing" of "the nursing program at dal": Y names a
+    run inside the value ("nursing"); what stands for it is X without its article and
+    without the words it shares with what follows Y there ("midwifery"). The run and its
+    replacement, as X wrote it (a shouted word in lower case)."""
+    wrong = list(_folded(" ".join(w.text for w in said.wrong)))
+    right = [w for w in said.right if re.fullmatch(r"[\w']+", w.text)]
+    if not wrong or not right or len(wrong) >= len(value):
+        return None
+    at = next((k for k in range(len(value)) if list(value[k : k + len(wrong)]) == wrong), None)
+    if at is None:
+        return None
+    after = list(value[at + len(wrong) :])
+    if right[0].lower in _ARTICLES:
+        right = right[1:]
+    shared = max((m for m in range(len(right)) if [w.lower for w in right[-m:]] == after[:m]),
+                 default=0)  # fmt: skip
+    core = right[: len(right) - shared] if shared else right
+    if not core:
+        return None
+    text = " ".join(w.text.lower() if w.text.isupper() and len(w.text) > 1 else w.text
+                    for w in core)  # fmt: skip
+    return " ".join(wrong), text
 
 
 def _named_thing(claim: Extracted) -> tuple[str, str]:
@@ -196,14 +234,18 @@ def corrected(
 ) -> Extracted | None:
     """The claim put right: X for Y in its statement and value, the member's own word."""
     value = str(claim.fields.get("object", ""))
+    right_text = said.text
+    inside = _within(_folded(value), said) if said.wrong else None
     if said.answer:
         wrong_text, wrong = value, ""
+    elif inside is not None and not _whole(_folded(value), said):
+        (wrong_text, right_text), wrong = inside, ""  # the key names no part of it
     else:
         wrong_text, wrong = (value, said.wrong[0].lemma) if said.wrong else _named_thing(claim)
     at = claim.statement.casefold().rfind(wrong_text.casefold())
     if not wrong_text or at < 0:
         return None
-    statement = claim.statement[:at] + said.text + claim.statement[at + len(wrong_text) :]
+    statement = claim.statement[:at] + right_text + claim.statement[at + len(wrong_text) :]
     wrong = part(wrong) if wrong else ""
     key = claim.key
     if wrong and key.endswith((f":{wrong}", f"-{wrong}")):
@@ -213,9 +255,9 @@ def corrected(
     fields = {k: v for k, v in claim.fields.items() if k not in dropped}
     where = value.casefold().rfind(wrong_text.casefold())
     if where < 0:
-        fields["object"] = said.text
+        fields["object"] = right_text
     else:
-        fields["object"] = value[:where] + said.text + value[where + len(wrong_text) :]
+        fields["object"] = value[:where] + right_text + value[where + len(wrong_text) :]
     if "location" in fields:
         fields["location"] = said.text
     return replace(

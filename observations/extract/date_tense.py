@@ -13,7 +13,8 @@ marker nearest before the phrase in its sentence decides (else the nearest after
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
 past; after "to" or "until" with a verb of rescheduling just before ("my interview got
 moved to friday", "pushed back to monday") future, whatever the verb's tense; after
-"is on" ("my interview is on friday") future. An
+"is on" ("my interview is on friday") future; right after a mishap one still feels ("cranky
+from the acl op in jan", "sore after my fall on monday") past. An
 acknowledgement opening the clause ("got it, Monday then", "understood") says nothing of
 the phrase's time and is not read as past. No marker, no tense: the caller keeps its
 default.
@@ -57,6 +58,11 @@ _RESCHEDULED = _words(
 _ACKNOWLEDGEMENT = re.compile(
     r"^\W*(?:(?:ok|okay|alright|great|perfect|sure)\W+)?(?:got it|gotcha|understood|noted)\b\W+"
 )
+# a mishap one still feels, right before the phrase: "from the acl op in", "after my fall on"
+_MISHAP = re.compile(
+    r"\b(?:from|after|since) (?:the|my|that|this|a) (?:[a-z]+ )?(?:op|surgery|operation|"
+    r"accident|injury|fall|crash|fracture|sprain|break|tear)\s+(?:in|on|last|back in)?\s*$"
+)
 _NOUNS = _words(
     "thing something nothing anything everything morning evening king ring spring string "
     "bring sing wing ceiling wedding building"
@@ -75,6 +81,8 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
     last_word = last[-1] if last else ""
     if last_word in _LEADING:
         return _LEADING[last_word]
+    if _MISHAP.search(left):
+        return "past"  # "cranky from the acl op in jan": what one still feels happened
     if last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1]):
         return "future"  # "got moved to friday": the new day is ahead of the move
     said_on = last_word == "on" or text[start:end].lower().startswith("on ")

@@ -49,6 +49,7 @@ from observations.extract.topics import (
 )
 from observations.extract.vocabulary import (
     ABSTRACT,
+    AILMENTS,
     CAR_NAMES,
     COFFEE_DRINKS,
     CONSUMABLES,
@@ -236,7 +237,11 @@ def skill(f: Frame) -> Reading | None:
 
 
 def constraint(f: Frame) -> Reading | None:
-    """A constraint: "I can't travel on Sundays", "I don't eat meat", "I avoid gluten"."""
+    """A constraint: "I can't travel on Sundays", "I don't eat meat", "I avoid gluten", "I
+    get carsick on gravel roads" (a condition one gets, or is)."""
+    for state in f.kids("acomp"):
+        if (f.lemma in ("get", "feel") or f.copula) and state.lower in AILMENTS:
+            return _reading(f, "constraint", f"health:{state.lower}", state.i, 0.8)
     if f.lemma in ("eat", "drink") and not f.past:
         things = f.kids("dobj")
         if things and f.negative:

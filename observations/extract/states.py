@@ -17,6 +17,7 @@ from observations.extract.frames import reading as _reading
 from observations.extract.references import given_name
 from observations.extract.topics import noun_topic, part, skill_topic, topic_of, verb_noun
 from observations.extract.vocabulary import (
+    BODY_PARTS,
     DIETS,
     EVENT_NOUNS,
     FAVORITE,
@@ -62,6 +63,9 @@ def attribute(f: Frame) -> Reading | None:
         return _reading(f, "preference", noun_topic(f.parsed, noun.i), value.i, 0.9)
     if noun.lemma in GOAL_NOUNS:
         return _reading(f, "goal", verb_noun(f.parsed, value.i), value.i, 0.85)
+    if noun.lemma in BODY_PARTS and f.copula and value.dep == "acomp":
+        # "my knee is still cranky from the acl op": what one's body needs minded
+        return _reading(f, "constraint", f"health:{noun.lemma}", value.i, 0.8)
     if noun.lemma in OWN_ATTRIBUTES:
         kind, topic = OWN_ATTRIBUTES[noun.lemma]
         if value in f.preps() and not f.comps() and topic not in _DAYS and not changed:

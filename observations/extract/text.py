@@ -9,7 +9,7 @@ from typing import Any
 
 from observations.extract.dates import MONTHS
 from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS, wordset
-from observations.extract.vocabulary import HYPHENATED_WORDS
+from observations.extract.vocabulary import BODY_PARTS, HYPHENATED_WORDS
 
 STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
 # letters of any script: "Zürich" is one word, and "日本語" and "Русский" are not nothing
@@ -31,7 +31,7 @@ _LEADING_FILLER = re.compile(
     r"|guys|y'all|yall|fam|heads up"
     r"|(?:hang on|hold on|wait)(?=[,!.:]|\s+(?:i|i'm|im|its|it's|no|that)\b))\b[,!.:]*\s+"
     r"|(?:everyone|everybody|folks|team|news|big news|good news|psa|reminder|life update"
-    r"|quick update)[,!:]+\s+)+",
+    r"|quick update|(?:brag|proud|fun|random) moment|fun fact|brag)[,!:]+\s+)+",
     re.IGNORECASE,
 )
 _TRAILING_FILLER = re.compile(
@@ -139,6 +139,10 @@ def strip_filler(sentence: str) -> str:
     return stripped[:1].upper() + stripped[1:] if stripped else stripped
 
 
+# one's own body part said without "my" at the start of a clause: "knee's still cranky"
+_OWN_BODY_PART = re.compile(
+    r"(?:^|(?<=, ))(" + "|".join(sorted(BODY_PARTS)) + r")['’]s(?=\s)", re.IGNORECASE
+)
 # "r" for "are" between two words ("heights r fine", "we r going")
 _CHAT_ARE = re.compile(r"(?<=[A-Za-z] )r(?= [A-Za-z])")
 # "'s" before whose: "is", never a possessive ("hale's my coach": the tagger reads "hale's")
@@ -167,6 +171,7 @@ def tidy(sentence: str) -> str:
     text = _CHAT_YOU.sub(_you, text)
     text = _IS_BEFORE_WHOSE.sub(" is", text)
     text = _CHAT_ARE.sub("are", text)
+    text = _OWN_BODY_PART.sub(lambda m: f"my {m[1].lower()} is", text)
     return _CLEFT.sub(_uncleft, text)
 
 

@@ -20,6 +20,9 @@ DIETS = INTOLERANCES | words(
     """vegan vegetarian pescatarian pescetarian keto paleo kosher halal teetotal sober"""
 )
 STATUS = words("married single divorced engaged widowed separated")
+BODY_PARTS = words("knee back ankle shoulder wrist hip neck foot leg arm elbow hamstring achilles")
+# what one gets or is from time to time, and plans around ("i get carsick")
+AILMENTS = words("carsick car-sick seasick airsick motion-sick travel-sick queasy claustrophobic")
 GENDER = words("transgender trans nonbinary non-binary cisgender genderqueer")
 ORIENTATION = words("gay lesbian bisexual queer straight pansexual asexual")
 SKILLED = words("good great skilled talented fluent experienced proficient decent amazing")

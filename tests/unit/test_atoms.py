@@ -316,6 +316,8 @@ def test_one_named_as_a_relation_is_that_relation_and_no_trade(
          "experience:get-scholarship", "Tom Okafor got the fapesp doctoral scholarship."),
         ("my sister, who lives in Paris, is visiting next week", "maya",
          "relationship:sister:city", "Maya Chen's sister lives in Paris."),
+        ("heights r fine, im the one who gets carsick on gravel roads", "maya",
+         "constraint:health:carsick", "Maya Chen gets carsick on gravel roads."),
     ],
 )  # fmt: skip
 def test_a_relative_clause_on_a_person_is_a_fact_about_them(
@@ -344,6 +346,16 @@ def test_chat_spellings_and_fillers_leave_clean_statements(
 ) -> None:
     found = facts([("maya", said)], start=datetime(2026, 1, 8, 14, 0, tzinfo=UTC))
     assert [(f.key, f.statement) for f in found] == [(key, statement)]
+
+
+def test_ones_own_body_part_said_without_my_is_a_health_constraint() -> None:
+    found = facts(
+        [("maya", "i'll do the short loops, knee's still cranky from the acl op in jan")],
+        start=datetime(2025, 3, 2, 9, 0, tzinfo=UTC),
+    )
+    (knee,) = [f for f in found if f.kind == "constraint"]
+    said = "Maya Chen's knee is still cranky from the acl op in January 2025."  # it was past
+    assert (knee.key, knee.statement) == ("constraint:health:knee", said)
 
 
 def test_a_relative_clause_on_someone_unnamed_is_no_fact() -> None:

@@ -203,6 +203,22 @@ def test_a_member_who_corrects_a_friends_claim_about_them_puts_it_right(
     assert allergy.source_event_ids == (101, 102)
 
 
+def test_a_correction_of_a_word_inside_the_claim_puts_that_word_right() -> None:
+    """ "it's the midwifery program not nursing": Y is a word of the value, X says it again
+    with its article and the noun Y went with; a shouted word is written in lower case; a
+    label ("brag moment:") and "ty but" are no part of either sentence."""
+    found = facts([
+        ("tom", "hi"),
+        ("maya", "also brag moment: tom just got into the nursing program at dal!! 🎓"),
+        ("tom", "lol ty but it's the MIDWIFERY program not nursing. very different thing maya"),
+    ])  # fmt: skip
+    (program,) = [f for f in found if f.key == "identity:education"]
+    assert (program.owner_id, program.statement) == (
+        "tom", "Tom Okafor got into the midwifery program at dal."
+    )  # fmt: skip
+    assert "said_by" not in program.fields
+
+
 @pytest.mark.parametrize(
     "answer",
     [
