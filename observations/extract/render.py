@@ -10,6 +10,7 @@ own preposition ("on 14 November 2025", "in March 2026").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from observations.extract.analysis import Parsed, Word
@@ -87,8 +88,13 @@ def strip_article(text: str) -> str:
     return rest if first.lower() in _ARTICLES and rest else text
 
 
+# a title typed in lower case before a name: "prof Ferreira" → "Prof Ferreira"
+_TITLE = re.compile(r"\b(prof|dr|mr|mrs|ms|mx)(?=\.? [A-Z])")
+
+
 def sentence_case(text: str) -> str:
-    """Capitalised, ending with one period."""
+    """Capitalised, ending with one period; a lower-case title before a name capitalised."""
+    text = _TITLE.sub(lambda m: m[1].capitalize(), text)
     text = text.strip().rstrip(",;:-–—").rstrip()
     while text[-1:] in (".", "!", "?", "…"):
         text = text[:-1].rstrip()

@@ -299,7 +299,7 @@ def test_a_relation_to_be_named_is_named_however_the_name_was_typed(
         ("hale's my co-advisor actually", "relationship:co-advisor:hale",
          "Maya Chen's co-advisor is Hale."),
         ("my main advisor is prof ferreira", "relationship:advisor",
-         "Maya Chen's main advisor is prof Ferreira."),
+         "Maya Chen's main advisor is Prof Ferreira."),  # the title typed in lower case too
     ],
 )  # fmt: skip
 def test_one_named_as_a_relation_is_that_relation_and_no_trade(
