@@ -33,6 +33,7 @@ from observations.history import HistoryRow, write_history
 
 Q = load_queries("consolidation")
 ACTOR = "consolidation:digest"
+SOURCE_ACTORS = "source_actor_ids"  # the authors of an entry's source events (the builder's)
 _KINDS = (*FACT_KINDS, DIGEST)
 
 
@@ -177,8 +178,17 @@ def _text(draft: DigestDraft) -> str:
 
 
 def _fields(draft: DigestDraft) -> dict[str, Any]:
+    """How many facts, the owner's name, and the union of the facts' authors and
+    participants: what scopes an entry and what forgetting a user deletes it by."""
     names = {f.fields.get("owner_name") for f in draft.facts} - {None}
-    return {"facts": len(draft.facts), **({"owner_name": names.pop()} if len(names) == 1 else {})}
+    fields: dict[str, Any] = {"facts": len(draft.facts)}
+    if len(names) == 1:
+        fields["owner_name"] = names.pop()
+    for key in (SOURCE_ACTORS, "participant_ids"):
+        found = {a for f in draft.facts for a in f.fields.get(key) or ()}
+        if found:
+            fields[key] = sorted(found)
+    return fields
 
 
 def _archive(conn: Conn, tenant: str, digests: Sequence[EntryState], now: datetime) -> int:

@@ -16,9 +16,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+from psycopg.types.json import Jsonb
 
 from consolidation import ConsolidationConfig, JobScope, entry_record, point_window, run_job
 from ledger.db import Conn, tenant_scope
+from observations.edits import delete_owner_entries
 from observations.embed import HashEmbedder
 from observations.history import HistoryRow, write_history
 from retrieval.search import Scope, search
@@ -34,9 +36,12 @@ HIKES = ("Maya hiked Mount Tam.", "Maya hiked the Dipsea trail.", "Maya hikes ev
 POTTERY = ("Maya threw a bowl.", "Maya glazed two mugs.", "Maya signed up for a pottery class.")
 
 
-def add_fact(conn: Conn, tenant: str, owner: str, statement: str, topic: int, day: int) -> int:
-    """An active experience of ``owner`` on ``topic``, from one event of its own, added as
-    the builder adds one (with its history row: the change feed the job follows)."""
+def add_fact(
+    conn: Conn, tenant: str, owner: str, statement: str, topic: int, day: int, by: str = ""
+) -> int:
+    """An active experience of ``owner`` on ``topic``, from one event of its own (written
+    by ``by``, else by the owner), added as the builder adds one (with its history row:
+    the change feed the job follows)."""
     vector = np.zeros(EMBEDDER.dim, dtype=np.float32)
     vector[0], vector[1 + topic] = 3.0, 1.0
     vector += np.random.default_rng(day * 7 + topic).normal(0, 0.05, EMBEDDER.dim)
@@ -48,7 +53,8 @@ def add_fact(conn: Conn, tenant: str, owner: str, statement: str, topic: int, da
             " valid_from, recorded_at, source_event_ids, source_external_ids, updated_at)"
             " VALUES (%s, 'user', %s, 'experience', %s, %s, %s, %s::halfvec, %s, 0.8, 0.5,"
             " %s, %s, %s, %s, %s) RETURNING id",
-            [tenant, owner, f"experience:{event}", statement, '{"owner_name": "Maya"}',
+            [tenant, owner, f"experience:{event}", statement,
+             Jsonb({"owner_name": "Maya", "source_actor_ids": [by or owner]}),
              "[" + ",".join(repr(float(x)) for x in vector) + "]", EMBEDDER.model,
              T0 + timedelta(days=day), NOW, [event], [f"D{event}"], NOW],
         ).fetchone()  # fmt: skip
@@ -98,7 +104,7 @@ def test_an_owners_facts_are_gathered_by_topic_with_their_provenance(conn: Conn)
     assert len(first["source_event_ids"]) == 3
     assert first["valid_from"] == T0 + timedelta(days=2)  # its latest fact's time
     assert first["embedding_model"] == EMBEDDER.model
-    assert first["fields"] == {"facts": 3, "owner_name": "Maya"}
+    assert first["fields"] == {"facts": 3, "owner_name": "Maya", "source_actor_ids": ["maya"]}
     [(action, actor, reason)] = [
         (c["action"], c["actor"], c["reason"])
         for c in entry_record(conn, tenant, first["id"]).changes
@@ -162,6 +168,23 @@ def test_a_rewritten_statement_is_gathered_again(conn: Conn) -> None:
     run(conn, tenant)
     [hiking] = [d for d in digests(conn, tenant) if d["facts"] == hikes]
     assert hiking["canonical_statement"].startswith("Maya hiked Mount Diablo.")
+
+
+def test_forgetting_the_author_of_one_fact_deletes_the_digest_that_repeats_it(
+    conn: Conn,
+) -> None:
+    """A friend's claim is the friend's words: forgetting the friend deletes it, and the
+    digest that repeats it goes with it (not archived with the words kept)."""
+    tenant, hikes, _ = seeded(conn)
+    told = add_fact(conn, tenant, "maya", "Maya hiked Half Dome.", 0, 5, by="tom")
+    run(conn, tenant)
+    [hiking] = [d for d in digests(conn, tenant) if told in d["facts"]]
+    assert hiking["fields"]["source_actor_ids"] == ["maya", "tom"]
+    delete_owner_entries(conn, tenant, "user", "tom", actor="api:test", now=NOW)
+    assert [d["id"] for d in digests(conn, tenant, "deleted")] == [hiking["id"]]
+    run(conn, tenant)
+    assert all(told not in d["facts"] for d in digests(conn, tenant))
+    assert [d["facts"] for d in digests(conn, tenant) if set(d["facts"]) & set(hikes)] == [hikes]
 
 
 def test_a_deleted_digest_is_not_written_again(conn: Conn) -> None:
