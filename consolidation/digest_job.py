@@ -21,9 +21,9 @@ from psycopg.types.json import Jsonb
 
 from consolidation.digest import DigestDraft, DigestPlan, DigestPolicy, plan_digests
 from consolidation.model import Archive, EntryState
-from consolidation.owners import Walk, owner_pages
+from consolidation.owners import Walk, owner_pages, tenants_to_visit
 from consolidation.store import Owner, lock_entries, write_changes
-from ledger.db import Conn, announce_entry_changes, tenant_scope
+from ledger.db import Conn, announce_entry_changes, pg_array, tenant_scope
 from ledger.sqlfile import load_queries
 from observations.changes import change_horizon, checkpoint, save_checkpoint
 from observations.embed import Embedder, entry_text
@@ -53,7 +53,9 @@ def run_digests(
          "owners_changed_meanwhile": 0}
     )  # fmt: skip
     horizon = change_horizon(conn)
-    for tenant in _tenants(conn, tenant_id, full=full, horizon=horizon):
+    # every change but its own: a merge or a supersession changes an owner's facts
+    visit = tenants_to_visit(conn, ACTOR, tenant_id, full=full, horizon=horizon, all_actors=True)
+    for tenant in visit:
         position = checkpoint(conn, tenant, ACTOR)
         if full or horizon > position:
             for page in _pages(conn, tenant, position, horizon, full, walk):
@@ -61,15 +63,6 @@ def run_digests(
         save_checkpoint(conn, tenant, ACTOR, horizon, now=now)
         totals["tenants"] += 1
     return dict(totals)
-
-
-def _tenants(conn: Conn, tenant_id: str | None, *, full: bool, horizon: int) -> list[str]:
-    if tenant_id is not None:
-        return [tenant_id]
-    if full:
-        return [r["tenant_id"] for r in conn.execute(Q["entry_tenants"])]
-    params = {"tenant_id": None, "consumer": ACTOR, "upto": horizon, "all_actors": True}
-    return [r["tenant_id"] for r in conn.execute(Q["history_tenants_behind"], params)]
 
 
 def _pages(
@@ -218,7 +211,7 @@ def _insert(
             "confidence": [d.confidence for d, _ in drafts],
             "importance": [d.importance for d, _ in drafts],
             "valid_from": [d.valid_from for d, _ in drafts],
-            "source_event_ids": ["{" + ",".join(map(str, e)) + "}" for e, _ in provenance],
+            "source_event_ids": [pg_array(e) for e, _ in provenance],
             "source_external_ids": [Jsonb(list(x)) for _, x in provenance],
         },
     ).fetchall()

@@ -77,7 +77,7 @@ def run_entry_job(
     """``job`` over one tenant or all; the stats summed over tenants."""
     totals = Counter({"tenants": 0, **OwnerStats().as_dict()})
     horizon = change_horizon(conn)
-    for tenant in tenants_to_visit(conn, job, tenant_id, full=full, horizon=horizon):
+    for tenant in tenants_to_visit(conn, job.consumer, tenant_id, full=full, horizon=horizon):
         stats = run_owner_job(
             conn,
             job,

@@ -79,15 +79,22 @@ class OwnerStats:
 
 
 def tenants_to_visit(
-    conn: Conn, job: OwnerJob, tenant_id: str | None, *, full: bool, horizon: int
+    conn: Conn,
+    consumer: str,
+    tenant_id: str | None,
+    *,
+    full: bool,
+    horizon: int,
+    all_actors: bool = False,
 ) -> list[str]:
     """The tenant asked for; else every tenant with entries (full) or with changes past
-    the job's checkpoint (incremental)."""
+    the consumer's checkpoint (incremental): consolidation's own changes only with
+    ``all_actors``."""
     if tenant_id is not None:
         return [tenant_id]
     if full:
         return [r["tenant_id"] for r in conn.execute(Q["entry_tenants"])]
-    params = {"tenant_id": None, "consumer": job.consumer, "upto": horizon, "all_actors": False}
+    params = {"tenant_id": None, "consumer": consumer, "upto": horizon, "all_actors": all_actors}
     return [r["tenant_id"] for r in conn.execute(Q["history_tenants_behind"], params)]
 
 

@@ -26,7 +26,7 @@ from consolidation.model import (
     Supersede,
     apply,
 )
-from ledger.db import Conn, announce_entry_changes
+from ledger.db import Conn, announce_entry_changes, pg_array
 from ledger.sqlfile import load_queries
 from observations.history import HistoryRow, write_history
 
@@ -142,7 +142,7 @@ def _columns(states: Sequence[EntryState]) -> dict[str, list[Any]]:
         "importance": [s.importance for s in states],
         "access_count": [s.access_count for s in states],
         "last_accessed_at": [s.last_accessed_at for s in states],
-        "source_event_ids": ["{" + ",".join(map(str, s.source_event_ids)) + "}" for s in states],
+        "source_event_ids": [pg_array(s.source_event_ids) for s in states],
         "source_external_ids": [Jsonb(list(s.source_external_ids)) for s in states],
     }
 

@@ -6,7 +6,7 @@ nested); the entrypoint that made the connection owns the outer transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -85,6 +85,12 @@ def make_pool(
         reconnect_timeout=RECONNECT_SECONDS,
         open=True,
     )
+
+
+def pg_array(ids: Sequence[int]) -> str:
+    """Ids as PostgreSQL array text ('{1,2}'), for a column of arrays sent through
+    ``unnest`` (arrays of arrays cannot be ragged)."""
+    return "{" + ",".join(map(str, ids)) + "}"
 
 
 def announce_entry_changes(conn: psycopg.Connection[Any]) -> None:

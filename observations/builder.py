@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 import psycopg
 from psycopg.types.json import Jsonb
 
-from ledger.db import Conn, announce_entry_changes, tenant_scope
+from ledger.db import Conn, announce_entry_changes, pg_array, tenant_scope
 from ledger.errors import Conflict, SessionNotFound
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder, entry_text
@@ -380,7 +380,7 @@ def _item_columns(items: Sequence[Extracted]) -> dict[str, list[Any]]:
         "fields": [Jsonb(dict(i.fields)) for i in items],
         "confidence": [i.confidence for i in items],
         "importance": [i.importance for i in items],
-        "source_event_ids": [_pg_array(i.source_event_ids) for i in items],
+        "source_event_ids": [pg_array(i.source_event_ids) for i in items],
     }
 
 
@@ -401,7 +401,7 @@ def _entry_columns(
         if olds:
             ids += [i for i in olds[j]["source_event_ids"] if i not in events]
             external += [x for x in olds[j]["source_external_ids"] if x not in mine]
-        event_ids.append(_pg_array(ids))
+        event_ids.append(pg_array(ids))
         external_ids.append(Jsonb(external))
     return {
         **_item_columns(items),
@@ -410,11 +410,6 @@ def _entry_columns(
         "valid_from": [i.valid_from for i in items],
         "source_external_ids": external_ids,
     }
-
-
-def _pg_array(ids: Sequence[int]) -> str:
-    """Ids as PostgreSQL array text ('{1,2}'): arrays sent by ``unnest`` cannot be ragged."""
-    return "{" + ",".join(map(str, ids)) + "}"
 
 
 def build_or_record_failure(
