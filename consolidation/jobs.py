@@ -5,7 +5,8 @@ run twice over the same state, the second run changes nothing. ``JOBS`` lists th
 order ``all`` runs them: sweep first (builds are asynchronous anyway), supersede before
 merge (only current facts are merged), decay and caps next, digest after every job that
 ends entries (it gathers the facts that stay current), all of them before the read models
-are resynchronized, retention last.
+are resynchronized, then retention, and the owners' own HNSW indexes last (built for
+the entries that stay).
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from consolidation.digest import DigestPolicy
 from consolidation.digest_job import run_digests
 from consolidation.ledger_jobs import Enqueue
 from consolidation.merge import DEFAULT_THRESHOLD
+from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
 from consolidation.owners import Walk
 from ledger.db import Conn
 from ledger.errors import NotFound
 from materializers.skills import SkillPolicy
 from observations.embed import Embedder
+from observations.embed_local import LOCAL_MODELS, MODEL_DIM
 
 Stats = dict[str, Any]
 
@@ -48,6 +51,7 @@ class ConsolidationConfig:
     skills: SkillPolicy = field(default_factory=SkillPolicy)  # for the read models' resync
     digest: DigestPolicy = field(default_factory=DigestPolicy)
     embedder: Embedder | None = None  # for the digests' vectors; None: no digest job
+    owner_indexes: OwnerIndexPolicy = field(default_factory=OwnerIndexPolicy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +135,11 @@ def _retention(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stat
     )
 
 
+def _owner_indexes(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
+    dims = dict.fromkeys(LOCAL_MODELS, MODEL_DIM)  # the models with an HNSW index
+    return run_owner_indexes(conn, scope.tenant_id, policy=config.owner_indexes, dims=dims)
+
+
 JOBS: dict[str, Job] = {
     "sweep": _sweep,
     "supersede": _supersede,
@@ -140,6 +149,7 @@ JOBS: dict[str, Job] = {
     "digest": _digest,
     "resync": _resync,
     "retention": _retention,
+    "owner_indexes": _owner_indexes,
 }
 
 

@@ -312,3 +312,22 @@ SELECT %(tenant_id)s, d.owner_type, d.owner_id, 'digest', d.key, d.statement, d.
                             source_external_ids, n)
  ORDER BY d.n
 RETURNING id;
+
+-- name: owners_to_index
+-- The owners (users and agents: a channel's entries are searched by participant, not by
+-- owner) holding at least %(min)s active entries of an indexed model, with their count.
+SELECT tenant_id, owner_type, owner_id, embedding_model, count(*) AS n
+  FROM memory_entries
+ WHERE status = 'active' AND embedding_model = ANY(%(models)s)
+   AND owner_type IN ('user', 'agent')
+   AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+ GROUP BY tenant_id, owner_type, owner_id, embedding_model
+HAVING count(*) >= %(min)s;
+
+-- name: owner_indexes
+-- The per-owner indexes there are, whether each is ready (a concurrent build that failed
+-- leaves an invalid one), and the owner each names in its comment.
+SELECT c.relname AS name, x.indisvalid AS valid, obj_description(c.oid, 'pg_class') AS comment
+  FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+ WHERE x.indrelid = 'memory_entries'::regclass AND c.relname LIKE %(prefix)s
+ ORDER BY c.relname;

@@ -155,6 +155,18 @@ class Settings(BaseSettings):
         description="cosine of two facts' vectors, less their owner's mean, to share a topic",
     )
     digest_size: int = Field(default=10, ge=2, description="facts a digest's topic takes")
+    owner_index_min_entries: int = Field(
+        default=2000,
+        ge=0,
+        description="active entries at which an owner gets an HNSW index of its own, kept "
+        "until it has fewer than half (0: none)",
+    )
+    owner_index_max: int = Field(
+        default=100,
+        ge=0,
+        description="owners with an HNSW index of their own, the largest (each costs every "
+        "query on the table ≈ 3 µs of planning)",
+    )
     retention_days: float = Field(
         default=14, gt=0, description="ledger sessions closed longer ago are deleted"
     )
@@ -179,6 +191,7 @@ class Settings(BaseSettings):
     schedule_caps_seconds: float = Field(default=3600, ge=0)
     schedule_resync_seconds: float = Field(default=60, ge=0)
     schedule_retention_seconds: float = Field(default=86400, ge=0)
+    schedule_owner_indexes_seconds: float = Field(default=600, ge=0)
 
     @property
     def session_gap(self) -> timedelta:

@@ -16,6 +16,7 @@ import structlog
 from consolidation import ConsolidationConfig, RetentionPolicy, Walk, supersede_at_build
 from consolidation.digest import DigestPolicy
 from consolidation.ledger_jobs import Enqueue
+from consolidation.owner_indexes import OwnerIndexPolicy
 from ledger.db import Conn, apply_schema, connect
 from materializers.skills import SkillPolicy
 from observations.builder import BuildConfig, GateConfig
@@ -233,6 +234,13 @@ def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> Consoli
         skills=make_skill_policy(s),
         digest=DigestPolicy(threshold=s.digest_threshold, size=s.digest_size),
         embedder=make_embedder_from(s),
+        owner_indexes=make_owner_index_policy(s),
+    )
+
+
+def make_owner_index_policy(settings: Settings) -> OwnerIndexPolicy:
+    return OwnerIndexPolicy(
+        min_entries=settings.owner_index_min_entries, max_indexes=settings.owner_index_max
     )
 
 

@@ -1,15 +1,19 @@
 """The candidate lists of a search, from PostgreSQL, inside the tenant's row-level-security
 scope:
 
-* vector — cosine similarity of the contextualized query to entry embeddings. The scope's
-  size, counted owner by owner through the owner index, picks the path: a small scope is
-  ranked exactly over its rows (complete); a large one goes through the HNSW index with
-  iterative scans, where the filter passes often enough to fill ``limit``. Small means
-  below ``exact_scope_cap`` or below the size where the two paths cost the same, which
-  grows with the square root of the table (≈ 13,000 entries at 1M). Vectors are halfvec,
-  compared as ``halfvec(dim)`` of the embedder's model; the HNSW index holds the active
-  entries only, so a large scope with history takes its active entries from the index
-  and ranks its other entries exactly.
+* vector — cosine similarity of the contextualized query to entry embeddings. A scope is
+  one to three owner parts (the user's own entries, the channels they take part in, the
+  agent's), each counted through the owner index, and each part's size picks its path:
+  an owner with an HNSW index of its own (consolidation's ``owner_indexes`` job builds
+  one for an owner with many entries) is searched through it; a small part is ranked
+  exactly over its rows (complete); another large one goes through the table's HNSW
+  index with iterative scans, where the filter passes often enough to fill ``limit``.
+  Small means below ``exact_scope_cap`` or below the size where the two paths cost the
+  same, which grows with the square root of the table (≈ 13,000 entries at 1M). The
+  parts' lists are joined and the best ``k`` kept. Vectors are halfvec, compared as
+  ``halfvec(dim)`` of the embedder's model; the HNSW indexes hold active entries only, so
+  a large part with history takes its active entries from an index and ranks its other
+  entries exactly.
 * full text — statements matching any of the query's words (``websearch_to_tsquery``),
   at most ``text_scan`` rows; when that cap cuts the set, the statements matching all of
   the words come first. They are ranked by BM25 with the document frequencies of that
@@ -20,7 +24,8 @@ scope:
   100,000 rows); BM25 then reranks the semantically close rows by their words.
 
 The vector and full-text queries are planned for their parameters every time (never a
-cached generic plan: the right plan depends on the scope's size).
+cached generic plan: the right plan depends on the scope's size, and a partial index
+matches only a query whose values the planner sees).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 from psycopg import sql
 
 from ledger.db import Conn
+from ledger.owner_indexes import owner_index_name
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder
 from observations.embed_local import LOCAL_MODELS
@@ -54,13 +60,16 @@ _WORD = re.compile(r"[^\W_]+")
 
 @dataclass(frozen=True, slots=True)
 class ScopeSql:
-    """The scope as SQL: conditions every row meets, and the owner conditions (any of);
-    ``current``: active entries only (the HNSW index can serve it)."""
+    """The scope as SQL: conditions every row meets, and the owner conditions (any of,
+    disjoint), each with the ``(owner_type, owner_id)`` it names alone (None: the
+    channels of a participant); ``current``: active entries only (the HNSW indexes can
+    serve it)."""
 
     common: sql.Composable
     owners: tuple[sql.Composable, ...]
     params: dict[str, Any]
     current: bool = True
+    owner_keys: tuple[tuple[str, str] | None, ...] = ()
 
     @property
     def where(self) -> sql.Composable:
@@ -79,17 +88,20 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     if filters.history:
         params["statuses"] = list(WITH_HISTORY)
     owners = []
+    keys: list[tuple[str, str] | None] = []
     if scope.user_id is not None:
         owners += [
             sql.SQL("(owner_type = 'user' AND owner_id = %(user_id)s)"),
             sql.SQL("(owner_type = 'channel' AND fields -> 'participant_ids' ? %(user_id)s)"),
         ]
+        keys += [("user", scope.user_id), None]
         params["user_id"] = scope.user_id
     if scope.agent_id is not None:
         agent = "owner_type = 'agent' AND owner_id = %(agent_id)s"
         if scope.user_id is not None:  # what the agent learnt from the user, or alone
             agent += " AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s)"
         owners.append(sql.SQL(f"({agent})"))
+        keys.append(("agent", scope.agent_id))
         params["agent_id"] = scope.agent_id
     if filters.kinds:
         conds.append(sql.SQL("kind = ANY(%(kinds)s)"))
@@ -100,7 +112,9 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     if filters.until is not None:
         conds.append(sql.SQL("valid_from < %(until)s"))
         params["until"] = filters.until
-    return ScopeSql(sql.SQL(" AND ").join(conds), tuple(owners), params, not filters.history)
+    return ScopeSql(
+        sql.SQL(" AND ").join(conds), tuple(owners), params, not filters.history, tuple(keys)
+    )
 
 
 def vector_list(
@@ -112,46 +126,101 @@ def vector_list(
     settings: SearchSettings,
 ) -> tuple[list[Candidate], int]:
     """The vector candidates, and the scope's size (counted only as far as it matters)."""
-    size, exact_below = _scope_size(conn, scope, k, settings)
-    exact = embedder.model not in INDEXED_MODELS or size < exact_below
-    path = "vector_exact" if exact else "vector_hnsw" if scope.current else "vector_hnsw_history"
-    return _vector_candidates(conn, scope, vector, embedder, k, path), size
+    parts = _scope_parts(conn, scope, embedder.model, k, settings)
+    size = sum(p.size for p in parts)
+    indexed = embedder.model in INDEXED_MODELS
+    paths = [p.path(indexed, scope.current) for p in parts]
+    if all(path == "vector_exact" for path in paths):  # one scan of the whole scope
+        queries = [(scope.where, "vector_exact")]
+    else:
+        queries = [(p.where, path) for p, path in zip(parts, paths, strict=True) if p.size]
+    return _vector_candidates(conn, scope.params, queries, vector, embedder, k), size
 
 
-def _scope_size(conn: Conn, scope: ScopeSql, k: int, settings: SearchSettings) -> tuple[int, int]:
-    """The scope's size (counted up to a cap), and the size below which it is ranked exactly.
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One owner part of a scope: its rows, how many (counted up to a cap), whether it
+    has an HNSW index of its own, and the size below which it is ranked exactly."""
 
-    See ``scope_size`` in queries.sql. The same statement sets the HNSW scan parameters for
-    this transaction, in case the size calls for that path.
-    """
+    where: sql.Composable
+    size: int
+    own_index: bool
+    exact_below: int
+
+    def path(self, indexed: bool, current: bool) -> str:
+        if not indexed or (self.size < self.exact_below and not self.own_index):
+            return "vector_exact"
+        return "vector_hnsw" if current else "vector_hnsw_history"
+
+
+def _scope_parts(
+    conn: Conn, scope: ScopeSql, model: str, k: int, settings: SearchSettings
+) -> list[_Part]:
+    """The scope's parts (the whole scope when it has no owner condition), in one round
+    trip. See ``scope_size`` in queries.sql: the same statement sets the HNSW scan
+    parameters for this transaction, in case a part's size calls for that path."""
     count = sql.SQL(Q["scope_count"])
-    parts = [count.format(scope=sql.SQL("{} AND {}").format(scope.common, o)) for o in scope.owners]
+    wheres: list[sql.Composable] = [
+        sql.SQL("{} AND {}").format(scope.common, o) for o in scope.owners
+    ] or [scope.common]
+    keys = scope.owner_keys or (None,) * len(wheres)
+    names = {
+        f"index_{i}": owner_index_name(scope.params["tenant_id"], *key, model)
+        for i, key in enumerate(keys)
+        if key is not None
+    }
+    owned = [
+        sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
+        if f"index_{i}" in names
+        else sql.SQL("false")
+        for i in range(len(wheres))
+    ]
     query = sql.SQL(Q["scope_size"]).format(
-        counts=sql.SQL(" + ").join(parts or [count.format(scope=scope.common)])
+        counts=sql.SQL(", ").join(count.format(scope=w) for w in wheres),
+        owned=sql.SQL(", ").join(owned),
     )
     params = {
         **scope.params,
+        **names,
         "cap": max(settings.exact_scope_cap, settings.text_scope_cap),
         "ratio": settings.hnsw_cost_ratio,
         "k": k,
         "ef_search": str(max(settings.ef_search, k)),
     }
     row = conn.execute(query, params).fetchone()
-    crossover = int(row["crossover"]) if row else 0
-    return (int(row["n"]) if row else 0), max(settings.exact_scope_cap, crossover)
+    if row is None:
+        return []
+    exact_below = max(settings.exact_scope_cap, int(row["crossover"]))
+    return [
+        _Part(w, int(n), bool(own), exact_below)
+        for w, n, own in zip(wheres, row["counts"], row["owned"], strict=True)
+    ]
 
 
 def _vector_candidates(
-    conn: Conn, scope: ScopeSql, vector: Any, embedder: Embedder, k: int, path: str
+    conn: Conn,
+    params: dict[str, Any],
+    queries: Sequence[tuple[sql.Composable, str]],
+    vector: Any,
+    embedder: Embedder,
+    k: int,
 ) -> list[Candidate]:
-    query = sql.SQL(Q[path]).format(
-        columns=_COLUMNS,
-        scope=scope.where,
-        dim=sql.SQL(str(int(embedder.dim))),
-        model=sql.Literal(embedder.model),  # a literal: the partial HNSW index must match
+    """The best ``k`` of the lists of ``queries`` (each a scope and its path)."""
+    statements = [
+        sql.SQL(Q[path]).format(
+            columns=_COLUMNS,
+            scope=where,
+            dim=sql.SQL(str(int(embedder.dim))),
+            model=sql.Literal(embedder.model),  # a literal: the partial HNSW index must match
+        )
+        for where, path in queries
+    ]
+    query = (
+        statements[0]
+        if len(statements) == 1
+        else sql.SQL(" UNION ALL ").join(sql.SQL("({})").format(s) for s in statements)
     )
-    params = {**scope.params, "query": vector, "k": k}
-    rows = conn.execute(query, params, prepare=False).fetchall()
+    rows = conn.execute(query, {**params, "query": vector, "k": k}, prepare=False).fetchall()
     rows.sort(key=lambda r: (-r["similarity"], r["id"]))  # relaxed order from HNSW
     return [_candidate(r, similarity=float(r["similarity"])) for r in rows[:k]]
 

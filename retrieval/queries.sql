@@ -1,11 +1,12 @@
 -- name: scope_size
--- How many entries the scope holds, counted up to a cap, which decides the paths of the
--- vector and the full-text search; and the HNSW scan parameters for this transaction, in
--- the same round trip. A filtered HNSW scan visits about k · table rows / scope rows
+-- How many entries each owner part of the scope holds, counted up to a cap, and whether
+-- each has an HNSW index of its own, which decide the paths of the vector and the
+-- full-text search; and the HNSW scan parameters for this transaction, in the same round
+-- trip. A filtered HNSW scan of the table's index visits about k · table rows / scope rows
 -- entries that the filter rejects, an exact one reads every row of the scope: they cost the
 -- same at a scope of sqrt(ratio · k · table rows) entries (`crossover`; the table's size is
--- the planner's estimate). The counts add up one scope_count per owner, each answered from
--- the owner index alone when the scope has no time filter: cheap at any table size.
+-- the planner's estimate). Each count is answered from the owner index alone when the
+-- scope has no time filter: cheap at any table size.
 WITH cap AS (
     SELECT sqrt(%(ratio)s * %(k)s * greatest(reltuples, 0))::bigint AS crossover
       FROM pg_class WHERE oid = 'memory_entries'::regclass
@@ -13,13 +14,18 @@ WITH cap AS (
 SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan,
        set_config('hnsw.ef_search', %(ef_search)s, true) AS ef_search,
        (SELECT crossover FROM cap) AS crossover,
-       {counts} AS n;
+       ARRAY[{counts}]::bigint[] AS counts,
+       ARRAY[{owned}]::boolean[] AS owned;
 
 -- name: scope_count
 (SELECT count(*) FROM (
     SELECT 1 FROM memory_entries WHERE {scope}
      LIMIT greatest(%(cap)s, (SELECT crossover FROM cap))
 ) s)
+
+-- name: owner_index_ready
+-- Whether the owner's own HNSW index (named by ledger.owner_indexes) exists and is valid.
+EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass({name}) AND indisvalid)
 
 -- name: vector_exact
 -- Exact cosine distance over the scope's rows, found through the owner index: complete

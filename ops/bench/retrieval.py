@@ -30,7 +30,13 @@ import numpy as np
 from ledger.db import Conn
 from observations.embed import Embedder, Vectors, contextualize
 from ops.bench.common import peak_rss_mib
-from ops.bench.retrieval_load import TENANT, CacheFigures, LoadFigures, user_id
+from ops.bench.retrieval_load import (
+    TENANT,
+    CacheFigures,
+    LoadFigures,
+    OwnerIndexFigures,
+    user_id,
+)
 from ops.bench.statements import questions
 from retrieval.context import ContextRequest, build_context
 from retrieval.search import Scope, SearchSettings, search, vector_search
@@ -234,6 +240,7 @@ def completeness(
 def render(
     counts: list[int],
     load: LoadFigures | None,
+    owned: OwnerIndexFigures,
     cache: CacheFigures,
     f: QueryFigures,
     model: str,
@@ -257,6 +264,10 @@ def render(
             f"  indexes after loading: HNSW {load.hnsw_s:.1f} s; btree + GIN "
             f"{load.indexes_s:.1f} s; VACUUM ANALYZE {load.vacuum_analyze_s:.1f} s",
         ]
+    lines.append(
+        f"  owners' own HNSW indexes (owners of {owned.min_entries:,} entries or more): "
+        f"{owned.indexes:,}, {owned.built:,} of them built now in {owned.seconds:.1f} s"
+    )
     if not cache.prewarmed:
         warm = "not prewarmed (no pg_prewarm)"
     elif cache.relations_mib <= cache.shared_buffers_mib:

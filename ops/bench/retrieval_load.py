@@ -3,8 +3,9 @@
 The users' entry counts are Zipf-like (:func:`ops.bench.synthetic.skewed_counts`) and each
 user's entries are spread through the table in session-sized bursts. Every secondary index
 of ``memory_entries`` is dropped before the COPY and rebuilt after it (the HNSW index timed
-on its own), then the table is vacuumed and analyzed, as autovacuum would have done on a
-live database. Half of the users (every other rank) get a small profile.
+on its own; the owners' own HNSW indexes are left to consolidation's ``owner_indexes``
+job, :func:`owner_indexes`), then the table is vacuumed and analyzed, as autovacuum would
+have done on a live database. Half of the users (every other rank) get a small profile.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from psycopg import sql
 
+from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
 from ledger.db import Conn
+from ledger.owner_indexes import PREFIX
 from observations.embed import Embedder
+from observations.embed_local import LOCAL_MODELS, MODEL_DIM
 from ops.bench import statements
 from ops.bench.synthetic import Pool, copy_entries, entry_rows, interleaved
 
@@ -79,6 +83,7 @@ def load(
     indexes = _secondary_indexes(conn)
     for name in indexes:
         conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+    indexes = {n: d for n, d in indexes.items() if not n.startswith(PREFIX)}
     owners = [(user_id(rank), n) for rank, n in enumerate(counts, 1)]
     t = time.perf_counter()
     rows = copy_entries(
@@ -133,6 +138,24 @@ def _load_profiles(conn: Conn, users: int) -> int:
             rows,
         )
     return len(rows)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerIndexFigures:
+    min_entries: int
+    indexes: int
+    built: int
+    seconds: float
+
+
+def owner_indexes(conn: Conn, policy: OwnerIndexPolicy) -> OwnerIndexFigures:
+    """The owners' own HNSW indexes, as the ``owner_indexes`` job keeps them (built now
+    if missing; timed)."""
+    t = time.perf_counter()
+    dims = dict.fromkeys(LOCAL_MODELS, MODEL_DIM)
+    stats = run_owner_indexes(conn, TENANT, policy=policy, dims=dims)
+    seconds = time.perf_counter() - t
+    return OwnerIndexFigures(policy.min_entries, stats["indexes"], stats["created"], seconds)
 
 
 @dataclass(frozen=True, slots=True)

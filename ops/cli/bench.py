@@ -32,6 +32,7 @@ from ops.wiring import (
     consolidation_config,
     make_build_config,
     make_embedder_from,
+    make_owner_index_policy,
     make_search_settings,
     services,
     wall_clock,
@@ -178,9 +179,10 @@ def bench_retrieval(
     embedder, with and without the query embedding, over synthetic entries of users with
     Zipf-like sizes; filtered completeness for a 20-entry user beside the largest one; peak
     RSS. Loads ENTRIES entries by COPY into a scratch database (memledger_bench_retrieval)
-    and builds the indexes after (a million take 10-15 minutes on a 2-core machine; see
-    --reuse). Size shared_buffers to the table and its indexes (the output says whether
-    they fit) or large users' queries read pages from the OS cache."""
+    and builds the indexes after, the owners' own HNSW indexes by the owner_indexes job (a
+    million take 5-15 minutes on a 2-core machine; see --reuse). Size shared_buffers to the
+    table and its indexes (the output says whether they fit) or large users' queries read
+    pages from the OS cache."""
 
     s = ctx.settings
     try:
@@ -199,11 +201,12 @@ def bench_retrieval(
             load = retrieval_load.load(
                 conn, counts, embedder, pool_size=pool_size, work_mem=maintenance_work_mem
             )
+        owned = retrieval_load.owner_indexes(conn, make_owner_index_policy(s))
         cache = retrieval_load.prewarm(conn)
         f = retrieval.run_queries(
             conn, counts, embedder, make_search_settings(s), queries=queries, now=wall_clock()
         )
-    click.echo(retrieval.render(counts, load, cache, f, embedder.model))
+    click.echo(retrieval.render(counts, load, owned, cache, f, embedder.model))
 
 
 RETRIEVAL_DATABASE = "memledger_bench_retrieval"

@@ -34,7 +34,17 @@ MEMLEDGER = Path(sys.executable).parent / "memledger"
 TENANT = "sched"
 INTERVAL_S = 2
 WINDOWS = 4  # full windows to watch once both schedulers run
-JOBS = ("sweep", "supersede", "merge", "decay", "caps", "digest", "resync", "retention")
+JOBS = (
+    "sweep",
+    "supersede",
+    "merge",
+    "decay",
+    "caps",
+    "digest",
+    "resync",
+    "retention",
+    "owner_indexes",
+)
 STARTUP_S = 40.0
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
 DAY1 = datetime(2025, 9, 1, 9, 0, tzinfo=UTC)

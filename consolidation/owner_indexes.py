@@ -1,0 +1,123 @@
+"""The ``owner_indexes`` job: a partial HNSW index of its own for every owner with many
+active entries, dropped again when the owner shrinks.
+
+Through the table's HNSW index, a search of one owner's entries visits entries of every
+owner and rejects the others' after reading their rows: at a million entries a scope of
+10,000 costs tens of milliseconds either through the index or ranked exactly. A partial
+index over the owner's own active entries (``WHERE tenant_id = … AND owner_type = … AND
+owner_id = … AND embedding_model = … AND status = 'active'``) serves the same search from
+a graph that holds nothing else; search picks it by its name
+(:func:`ledger.owner_indexes.owner_index_name`) once it is valid.
+
+An owner gets one at ``min_entries`` active entries of an indexed model and keeps it
+until it falls below half of that, so an owner near the line is not rebuilt back and
+forth. At most ``max_indexes`` owners have one, the largest: the planner weighs every
+index of the table for every query on it (≈ 3 µs each), and each insert checks every
+index's predicate. Builds and drops are ``CONCURRENTLY``: writes go on meanwhile, and a build that
+dies leaves an invalid index, which the next run drops and builds again. Each index's
+comment names its owner, so a run for one tenant touches that tenant's indexes only.
+Call it on an autocommit connection, as the owner role (it creates indexes).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from psycopg import sql
+
+from ledger.db import Conn
+from ledger.owner_indexes import PREFIX, owner_index_name
+from ledger.sqlfile import load_queries
+
+Q = load_queries("consolidation")
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerIndexPolicy:
+    """An owner gets its own index at ``min_entries`` active entries (0: never); at most
+    ``max_indexes`` owners (across tenants), the largest, have one."""
+
+    min_entries: int = 2000
+    max_indexes: int = 100
+
+
+def run_owner_indexes(
+    conn: Conn, tenant_id: str | None, *, policy: OwnerIndexPolicy, dims: Mapping[str, int]
+) -> dict[str, Any]:
+    """Build the missing indexes and drop those no longer wanted; ``dims``: the indexed
+    models and their dimensions."""
+    wanted: dict[str, dict[str, Any]] = {}
+    if policy.min_entries > 0:
+        rows = conn.execute(
+            Q["owners_to_index"],
+            {"models": list(dims), "min": max(policy.min_entries // 2, 1), "tenant_id": tenant_id},
+        )
+        for r in sorted(rows, key=_largest_first)[: policy.max_indexes]:
+            key = (r["tenant_id"], r["owner_type"], r["owner_id"], r["embedding_model"])
+            wanted[owner_index_name(*key)] = r
+    existing = conn.execute(Q["owner_indexes"], {"prefix": f"{PREFIX}%"}).fetchall()
+    kept, dropped = set(), 0
+    for ix in existing:
+        owner = _owner(ix["comment"])
+        if tenant_id is not None and (owner is None or owner["tenant_id"] != tenant_id):
+            continue  # another tenant's (or not yet named: a run for every tenant sees to it)
+        if ix["valid"] and ix["name"] in wanted:
+            kept.add(ix["name"])
+            if owner is None:
+                _comment(conn, ix["name"], wanted[ix["name"]])
+            continue
+        drop = sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}")
+        conn.execute(drop.format(sql.Identifier(ix["name"])))
+        dropped += 1
+    created = 0
+    for name, r in wanted.items():  # largest first
+        if name in kept or r["n"] < policy.min_entries:
+            continue
+        _create(conn, name, r, dims[r["embedding_model"]])
+        created += 1
+    return {"indexes": len(kept) + created, "created": created, "dropped": dropped}
+
+
+def _largest_first(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return -row["n"], row["tenant_id"], row["owner_type"], row["owner_id"], row["embedding_model"]
+
+
+def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX CONCURRENTLY {name} ON memory_entries"
+            " USING hnsw ((embedding::halfvec({dim})) halfvec_cosine_ops)"
+            " WHERE tenant_id = {tenant} AND owner_type = {type} AND owner_id = {owner}"
+            " AND embedding_model = {model} AND status = 'active'"
+        ).format(
+            name=sql.Identifier(name),
+            dim=sql.SQL(str(int(dim))),
+            tenant=sql.Literal(owner["tenant_id"]),
+            type=sql.Literal(owner["owner_type"]),
+            owner=sql.Literal(owner["owner_id"]),
+            model=sql.Literal(owner["embedding_model"]),
+        )
+    )
+    _comment(conn, name, owner)
+    log.info("owner_index_built", index=name, entries=owner["n"], tenant_id=owner["tenant_id"])
+
+
+def _comment(conn: Conn, name: str, owner: Mapping[str, Any]) -> None:
+    keys = ("tenant_id", "owner_type", "owner_id", "embedding_model")
+    text = json.dumps({k: owner[k] for k in keys}, ensure_ascii=False)
+    conn.execute(
+        sql.SQL("COMMENT ON INDEX {} IS {}").format(sql.Identifier(name), sql.Literal(text))
+    )
+
+
+def _owner(comment: str | None) -> dict[str, Any] | None:
+    try:
+        value = json.loads(comment) if comment else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and "tenant_id" in value else None

@@ -1,0 +1,139 @@
+"""Owners' own HNSW indexes on real PostgreSQL: the job builds one for each large owner,
+search walks it, a tenant's run touches its own indexes only, and an owner that shrinks
+loses its index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
+from ledger.db import Conn, connect
+from ledger.owner_indexes import PREFIX, owner_index_name
+from observations.embed_local import QUANTIZED_MODEL_NAME
+from ops.bench.synthetic import Pool, copy_entries, entry_rows
+from retrieval.search import Scope, vector_search
+from retrieval.types import Candidate
+from tests.integration.test_retrieval import PoolEmbedder
+
+NOW = datetime(2025, 10, 7, tzinfo=UTC)
+MODEL = QUANTIZED_MODEL_NAME
+DIMS = {MODEL: 384}
+
+
+def _pool(n: int = 120) -> Pool:
+    gen = np.random.default_rng(7)
+    vectors = gen.normal(size=(n, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return Pool([f"statement {i} on topic {i % 11}" for i in range(n)], vectors, MODEL)
+
+
+@pytest.fixture
+def db(fresh_db_url: str) -> Iterator[tuple[Conn, Pool]]:
+    """t1: "big" with 600 entries, "mid" with 300, "small" with 20; t2: "big" with 500."""
+    pool = _pool()
+    start = NOW - timedelta(days=100)
+    with connect(fresh_db_url, autocommit=True) as c:
+        owners = [("big", 600), ("mid", 300), ("small", 20)]
+        copy_entries(c, entry_rows("t1", owners, pool, start=start, seed=1))
+        copy_entries(c, entry_rows("t2", [("big", 500)], pool, start=start, seed=2))
+        c.execute("ANALYZE memory_entries")
+        yield c, pool
+
+
+def _indexes(conn: Conn) -> dict[str, bool]:
+    rows = conn.execute(
+        "SELECT c.relname, x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid"
+        " WHERE c.relname LIKE %s",
+        [f"{PREFIX}%"],
+    )
+    return {r["relname"]: r["indisvalid"] for r in rows}
+
+
+def _name(tenant: str, owner: str) -> str:
+    return owner_index_name(tenant, "user", owner, MODEL)
+
+
+def _scans(conn: Conn, name: str) -> int:
+    conn.execute("SELECT pg_stat_force_next_flush()")
+    conn.execute("SELECT pg_stat_clear_snapshot()")
+    row = conn.execute(
+        "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = %s", [name]
+    ).fetchone()
+    return int(row["idx_scan"]) if row else -1
+
+
+def test_large_owners_get_an_index_of_their_own_and_search_walks_it(
+    db: tuple[Conn, Pool],
+) -> None:
+    conn, pool = db
+    stats = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=400), dims=DIMS)
+    assert stats == {"indexes": 2, "created": 2, "dropped": 0}
+    assert _indexes(conn) == {_name("t1", "big"): True, _name("t2", "big"): True}
+    comment = conn.execute(
+        "SELECT obj_description(to_regclass(%s), 'pg_class') AS c", [_name("t1", "big")]
+    ).fetchone()
+    assert comment is not None and '"owner_id": "big"' in comment["c"]
+
+    def search(owner: str, k: int, *, plan: str) -> list[Candidate]:
+        # so few rows would be read and sorted: ordered by distance, they must come from
+        # an HNSW index (the planner takes the smaller one) or, with no index scans, from
+        # an exact sort
+        with conn.transaction():
+            conn.execute(f"SET LOCAL {plan} = off")
+            if plan == "enable_sort":
+                conn.execute("SET LOCAL enable_seqscan = off")
+            return vector_search(conn, Scope("t1", owner), pool.vectors[4], embedder=embedder, k=k)
+
+    embedder = PoolEmbedder(pool)
+    before = _scans(conn, _name("t1", "big"))
+    hits = search("big", 20, plan="enable_sort")
+    assert _scans(conn, _name("t1", "big")) == before + 1
+    assert len(hits) == 20 and {h.owner_id for h in hits} == {"big"}
+    assert hits[0].statement.startswith(pool.statements[4] + " (")
+    exact = search("big", 20, plan="enable_indexscan")
+    assert [h.entry_id for h in hits] == [h.entry_id for h in exact]
+    # a small owner is ranked exactly, and never through another owner's index
+    small = search("small", 50, plan="enable_sort")
+    assert len(small) == 20 and {h.owner_id for h in small} == {"small"}
+    assert _scans(conn, _name("t1", "big")) == before + 1
+
+    again = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=400), dims=DIMS)
+    assert again == {"indexes": 2, "created": 0, "dropped": 0}
+
+
+def test_the_largest_owners_come_first_when_indexes_are_capped(db: tuple[Conn, Pool]) -> None:
+    conn, _ = db
+    policy = OwnerIndexPolicy(min_entries=250, max_indexes=2)
+    assert run_owner_indexes(conn, None, policy=policy, dims=DIMS)["created"] == 2
+    assert set(_indexes(conn)) == {_name("t1", "big"), _name("t2", "big")}
+
+
+def test_an_owner_keeps_its_index_until_it_falls_below_half_the_line(
+    db: tuple[Conn, Pool],
+) -> None:
+    conn, _ = db
+    policy = OwnerIndexPolicy(min_entries=400)
+    run_owner_indexes(conn, None, policy=policy, dims=DIMS)
+
+    def keep(tenant: str, n: int) -> None:
+        conn.execute(
+            "DELETE FROM memory_entries WHERE tenant_id = %s AND owner_id = 'big' AND id NOT IN"
+            " (SELECT id FROM memory_entries WHERE tenant_id = %s AND owner_id = 'big'"
+            "  ORDER BY id LIMIT %s)",
+            [tenant, tenant, n],
+        )
+
+    keep("t1", 250)  # under the line, over half of it: kept
+    keep("t2", 150)  # under half: dropped, but not by a run for t1 alone
+    stats = run_owner_indexes(conn, "t1", policy=policy, dims=DIMS)
+    assert stats == {"indexes": 1, "created": 0, "dropped": 0}
+    assert set(_indexes(conn)) == {_name("t1", "big"), _name("t2", "big")}
+    stats = run_owner_indexes(conn, None, policy=policy, dims=DIMS)
+    assert stats == {"indexes": 1, "created": 0, "dropped": 1}
+    assert set(_indexes(conn)) == {_name("t1", "big")}
+    off = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=0), dims=DIMS)
+    assert off == {"indexes": 0, "created": 0, "dropped": 1} and _indexes(conn) == {}
