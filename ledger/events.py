@@ -2,6 +2,12 @@
 
 Every event of a batch is checked before anything is written; the first bad one raises
 :class:`InvalidEvent` naming its position, its external id and the field at fault.
+
+A plain event — a ``dict`` of exactly-typed, plainly valid fields, as a bulk caller sends
+it — is checked by :func:`_quick` in a few microseconds instead of by the model's
+validators; anything else, and anything ``_quick`` is unsure of, goes through the model,
+which names what is wrong. ``_quick`` accepts nothing the model would refuse, and builds
+the same event (a property test holds the two together).
 """
 
 from __future__ import annotations
@@ -129,17 +135,111 @@ class EventIn(BaseModel):
     @field_validator("occurred_at")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
-        offset = value.utcoffset()
-        if offset is None:
-            raise ValueError("has no timezone offset")
-        if offset.microseconds or abs(offset) >= _MAX_OFFSET:
-            # Python takes offsets up to ±23:59:59.999999; PostgreSQL whole seconds under 16 h
-            raise ValueError(f"has a UTC offset PostgreSQL cannot store: {value.isoformat()}")
-        try:
-            value.astimezone(UTC)
-        except OverflowError as exc:  # a time at the edge of year 1 or 9999
-            raise ValueError("is out of range") from exc
+        problem = _time_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value  # with its own offset: the speaker's local day dates what they say
+
+
+def _time_problem(value: datetime) -> str | None:
+    """Why PostgreSQL cannot store ``value`` as the time of an event, or None."""
+    offset = value.utcoffset()
+    if offset is None:
+        return "has no timezone offset"
+    if offset.microseconds or abs(offset) >= _MAX_OFFSET:
+        # Python takes offsets up to ±23:59:59.999999; PostgreSQL whole seconds under 16 h
+        return f"has a UTC offset PostgreSQL cannot store: {value.isoformat()}"
+    try:
+        value.astimezone(UTC)
+    except OverflowError:  # a time at the edge of year 1 or 9999
+        return "is out of range"
+    return None
+
+
+_FIELDS = frozenset(EventIn.model_fields)
+_FIELDS_SET = set(_FIELDS)
+_REQUIRED = frozenset(n for n, f in EventIn.model_fields.items() if f.is_required())
+_ROLES = frozenset(ROLES)
+
+
+def _quick(item: Mapping[str, Any]) -> EventIn | None:
+    """``item`` as an event when it is plainly valid, else None (the model decides)."""
+    if type(item) is not dict or not _REQUIRED <= item.keys() <= _FIELDS:
+        return None
+    name, metadata = item.get("actor_name"), item.get("metadata", {})
+    channel, actor, at = item["channel_id"], item["actor_id"], item["occurred_at"]
+    if not (
+        _plain(item["external_id"], 256)
+        and _plain(channel, 128)
+        and _plain(actor, 128)
+        and _plain(item["content"], None)
+        and (name is None or _plain(name, 256))
+        and _usable_id(channel)
+        and _usable_id(actor)
+        and type(item["role"]) is str
+        and item["role"] in _ROLES
+        and type(metadata) is dict
+        and all(type(k) is str for k in metadata)
+    ):
+        return None
+    if type(at) is str:
+        try:
+            at = datetime.fromisoformat(at)
+        except ValueError:
+            return None
+    if type(at) is not datetime or _time_problem(at) is not None:
+        return None
+    if metadata:
+        try:
+            check_strings(metadata)
+        except ValueError:
+            return None
+    values = {
+        "external_id": item["external_id"],
+        "channel_id": channel,
+        "role": item["role"],
+        "actor_id": actor,
+        "actor_name": name,
+        "content": item["content"],
+        "occurred_at": at,
+        "metadata": dict(metadata),
+    }
+    # What EventIn.model_construct does, less its handling of defaults and aliases (every
+    # field is given): a fifth of its time. The property test compares the result with
+    # model_validate's, so a pydantic that stores models otherwise fails it.
+    event = _new_event(EventIn)
+    _set(event, "__dict__", values)
+    _set(event, "__pydantic_fields_set__", _FIELDS_SET.copy())
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
+    return event
+
+
+_new_event = EventIn.__new__
+_set = object.__setattr__
+
+
+def _usable_id(value: str) -> bool:
+    """:data:`ledger.scope.ID`, five times faster for an ASCII id (printable ASCII is
+    everything but the controls; its only space is " ")."""
+    if value.isascii():
+        return value.isprintable() and value[0] != " " and value[-1] != " "
+    return ID.match(value) is not None
+
+
+def _plain(value: Any, max_length: int | None) -> bool:
+    """A ``str`` the model's text fields take as it is: not empty or blank, within
+    ``max_length`` characters, no NUL, valid UTF-8."""
+    if type(value) is not str or not value or value.isspace() or "\x00" in value:
+        return False
+    if max_length is not None and len(value) > max_length:
+        return False
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return True
 
 
 def parse_events(
@@ -156,6 +256,9 @@ def parse_events(
 def _parse_one(index: int, item: EventIn | Mapping[str, Any]) -> EventIn:
     if isinstance(item, EventIn):
         return item
+    event = _quick(item)
+    if event is not None:
+        return event
     if not isinstance(item, Mapping):
         raise InvalidEvent(
             f"event is a {type(item).__name__}, not an object", index=index, field="(event)"

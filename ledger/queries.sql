@@ -3,12 +3,11 @@ SELECT pg_advisory_xact_lock(%(key)s);
 
 -- name: existing_external_ids
 -- Which of the (channel, external id) pairs are stored, and in which session. A batch's
--- rows travel as one JSON document (json_to_recordset): one C-level encode on the client
--- instead of a per-element array dump. LATERAL ... LIMIT 1 keeps this a probe of the
--- unique index per key, whatever the table's statistics say (a hash join over the
--- tenant's whole ledger is the alternative).
+-- columns travel as arrays in binary: the server reads them without parsing.
+-- LATERAL ... LIMIT 1 keeps this a probe of the unique index per key, whatever the
+-- table's statistics say (a hash join over the tenant's whole ledger is the alternative).
 SELECT k.channel_id, k.external_id, hit.session_id
-  FROM json_to_recordset(%(keys)s::json) AS k (channel_id text, external_id text)
+  FROM unnest(%(channel_ids)b::text[], %(external_ids)b::text[]) AS k (channel_id, external_id)
  CROSS JOIN LATERAL (
        SELECT e.session_id FROM memory_session_events e
         WHERE e.tenant_id = %(tenant_id)s AND e.channel_id = k.channel_id
@@ -19,7 +18,7 @@ SELECT k.channel_id, k.external_id, hit.session_id
 SELECT id, channel_id, started_at, last_event_at, event_count, participants
   FROM memory_sessions
  WHERE tenant_id = %(tenant_id)s AND status = 'open'
-   AND channel_id = ANY (ARRAY(SELECT json_array_elements_text(%(channel_ids)s::json)))
+   AND channel_id = ANY (%(channel_ids)b::text[])
    FOR UPDATE;
 
 -- name: update_sessions
@@ -36,11 +35,14 @@ UPDATE memory_sessions s
  WHERE s.tenant_id = %(tenant_id)s AND s.id = v.id;
 
 -- name: insert_sessions_and_events
--- New sessions take their ids here. Each event is [session id, seq, session start, event];
--- an event of a new session (id null) names it by channel and start (unique among a
--- batch's new sessions) and takes its id from `created`. Events are stored in the order
--- given. Returns the new sessions (external_id null), then the new events (started_at
--- null).
+-- New sessions take their ids here. The events come as columns (arrays in binary, in the
+-- order to store them), each with its session's id, seq and session start; an event of a
+-- new session (session id null) names it by channel and start (unique among a batch's
+-- new sessions) and takes its id from `created`. Returns the new sessions, then one row
+-- (channel_id null) with the events' first and last ids and their count: appends are
+-- serialized, so the ids of one statement are consecutive in insertion order, and when
+-- they are not (last - first + 1 <> count) the caller reads them by external id
+-- (event_ids).
 WITH created AS (
     INSERT INTO memory_sessions
            (tenant_id, channel_id, status, started_at, last_event_at, ended_at,
@@ -57,22 +59,34 @@ stored AS (
     INSERT INTO memory_session_events
            (tenant_id, session_id, channel_id, seq, role, actor_id, actor_name, content,
             occurred_at, utc_offset_minutes, recorded_at, external_id, metadata)
-    SELECT %(tenant_id)s, coalesce((x.e ->> 0)::bigint, c.id), v.channel_id,
-           (x.e ->> 1)::integer, v.role, v.actor_id, v.actor_name, v.content, v.occurred_at,
-           v.utc_offset, %(now)s, v.external_id, v.metadata
-      FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS x (e, n)
-     CROSS JOIN LATERAL json_to_record(x.e -> 3)
-           AS v (channel_id text, role text, actor_id text, actor_name text, content text,
-                 occurred_at timestamptz, utc_offset smallint, external_id text,
-                 metadata jsonb)
+    SELECT %(tenant_id)s, coalesce(v.session_id, c.id), v.channel_id, v.seq, v.role,
+           v.actor_id, v.actor_name, v.content, v.occurred_at, v.utc_offset, %(now)s,
+           v.external_id, v.metadata::jsonb
+      FROM unnest(%(session_ids)b::bigint[], %(seqs)b::integer[],
+                  %(session_starts)b::timestamptz[], %(channel_ids)b::text[],
+                  %(roles)b::text[], %(actor_ids)b::text[], %(actor_names)b::text[],
+                  %(contents)b::text[], %(occurred_ats)b::timestamptz[],
+                  %(utc_offsets)b::smallint[], %(external_ids)b::text[],
+                  %(metadata)b::text[]) WITH ORDINALITY
+           AS v (session_id, seq, session_start, channel_id, role, actor_id, actor_name,
+                 content, occurred_at, utc_offset, external_id, metadata, n)
       LEFT JOIN created c
-        ON x.e ->> 0 IS NULL AND c.channel_id = v.channel_id
-       AND c.started_at = (x.e ->> 2)::timestamptz
-     ORDER BY x.n
-    RETURNING id, channel_id, external_id)
-SELECT id, channel_id, started_at, NULL AS external_id FROM created
+        ON v.session_id IS NULL AND c.channel_id = v.channel_id
+       AND c.started_at = v.session_start
+     ORDER BY v.n
+    RETURNING id)
+SELECT id, channel_id, started_at, NULL::bigint AS last_id, NULL::bigint AS n FROM created
 UNION ALL
-SELECT id, channel_id, NULL, external_id FROM stored;
+SELECT min(id), NULL, NULL, max(id), count(*) FROM stored;
+
+-- name: event_ids
+-- The ids of a batch's events by (channel, external id), in the transaction that stored
+-- them.
+SELECT k.channel_id, k.external_id, e.id
+  FROM unnest(%(channel_ids)b::text[], %(external_ids)b::text[]) AS k (channel_id, external_id)
+  JOIN memory_session_events e
+    ON e.tenant_id = %(tenant_id)s AND e.channel_id = k.channel_id
+   AND e.external_id = k.external_id;
 
 -- name: close_sessions
 -- Those of the sessions still open, closed explicitly now.

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 
 from ledger.db import Conn, tenant_scope
 from ops.api.errors import Unauthorized
@@ -43,12 +44,16 @@ def bearer_key(authorization: str, schemes: tuple[str, ...] = ("bearer", "token"
     return key.strip() if scheme.lower() in schemes and key.strip() else None
 
 
-def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) -> KeyOwner:
-    """The owner of the request's key."""
+async def key_owner(request: Request, state: Annotated[ApiState, Depends(api_state)]) -> KeyOwner:
+    """The owner of the request's key: on the event loop when it is remembered (most
+    requests: no hop to a worker thread), else looked up in a worker thread."""
     key = bearer_key(request.headers.get("authorization", ""))
     if key is None:
         raise Unauthorized()
-    owner = owner_of_key(request.app.state.key_cache, state, key)
+    cache: KeyCache = request.app.state.key_cache
+    known, owner = cache.remembered(key, time.monotonic())
+    if not known:
+        owner = await run_in_threadpool(owner_of_key, cache, state, key)
     if owner is None:
         raise Unauthorized("unknown or revoked API key")
     return owner

@@ -79,16 +79,21 @@ class KeyCache:
     _entries: dict[bytes, tuple[float, KeyOwner | None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def remembered(self, key: str, now: float) -> tuple[bool, KeyOwner | None]:
+        """Whether the key is remembered, and its owner if so (None: unknown or revoked)."""
+        with self._lock:
+            expires, owner = self._entries.get(digest(key), (now, None))
+        return expires > now, owner
+
     def resolve(
         self, key: str, now: float, lookup: Callable[[str], KeyOwner | None]
     ) -> KeyOwner | None:
         """The key's owner (None: unknown or revoked), remembered or from ``lookup``; what
         ``lookup`` raises (the database is down) is raised, and nothing is remembered."""
-        hashed = digest(key)
-        with self._lock:
-            expires, owner = self._entries.get(hashed, (now, None))
-        if expires > now:
+        known, owner = self.remembered(key, now)
+        if known:
             return owner
+        hashed = digest(key)
         owner = lookup(key)
         with self._lock:
             self._entries.pop(hashed, None)  # re-inserted last: entries stay in expiry order

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import random
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -60,31 +60,35 @@ def synthetic_events(
 def run_ingest(
     url: str, *, events: int, batch_size: int, channels: int, writers: int, now: datetime
 ) -> IngestFigures:
-    """Append ``events`` with ``writers`` concurrent connections; time only the appends."""
+    """Append ``events`` with ``writers`` writers, each a process of its own with its own
+    connection and tenant (threads would share one interpreter lock, and a writer waiting
+    for it would hold the ledger lock meanwhile). Each generates its events first; the
+    time is that of the appends, from the first writer's start to the last one's end."""
     per_writer = events // writers
-    closed = [0] * writers
-    elapsed = [0.0] * writers
-    start = datetime(2025, 1, 1, tzinfo=UTC)
-
-    def work(w: int) -> None:
-        stream = synthetic_events(
-            per_writer, channels=channels, start=start, seed=w, prefix=f"w{w}-"
-        )
-        with bench_conn(url) as conn:
-            for batch in iter_chunks(stream, batch_size):
-                t = time.perf_counter()
-                result = append(conn, f"bench-{w}", batch, now=now)
-                elapsed[w] += time.perf_counter() - t
-                closed[w] += len(result.closed)
-
+    jobs = [(url, w, per_writer, batch_size, channels, now) for w in range(writers)]
     if writers == 1:
-        work(0)
-        return IngestFigures(per_writer, elapsed[0], closed[0], peak_rss_mib())
-    wall = time.perf_counter()
-    threads = [threading.Thread(target=work, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    seconds = time.perf_counter() - wall
-    return IngestFigures(per_writer * writers, seconds, sum(closed), peak_rss_mib())
+        spans = [_write_events(*jobs[0])]
+    else:
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(writers) as pool:
+            spans = pool.starmap(_write_events, jobs)
+    seconds = max(end for _, end, _, _ in spans) - min(start for start, _, _, _ in spans)
+    rss = max([peak_rss_mib(), *(r for _, _, _, r in spans)])
+    return IngestFigures(per_writer * writers, seconds, sum(c for _, _, c, _ in spans), rss)
+
+
+def _write_events(
+    url: str, writer: int, n: int, batch_size: int, channels: int, now: datetime
+) -> tuple[float, float, int, float]:
+    """One writer's appends: when they started and ended (epoch seconds), the sessions
+    they closed, and the writer's peak RSS."""
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    stream = synthetic_events(n, channels=channels, start=start, seed=writer, prefix=f"w{writer}-")
+    batches = list(iter_chunks(stream, batch_size))
+    closed = 0
+    with bench_conn(url) as conn:
+        began = time.time()
+        for batch in batches:
+            closed += len(append(conn, f"bench-{writer}", batch, now=now).closed)
+        ended = time.time()
+    return began, ended, closed, peak_rss_mib()

@@ -310,8 +310,10 @@ def bench_api(
         f"{f.events_per_second:,.0f} events/s (batches of {BATCH}, {with_clients}, {servers}, "
         f"after {WARMUP_BATCHES * BATCH:,} warm-up events)\n"
         f"    {f.ingest.per_request('batch')}\n"
-        f"  context: {f.context.cpu.requests} bundles, p50 {f.context.p50_ms:.1f} ms, "
-        f"p95 {f.context.p95_ms:.1f} ms ({with_clients}, query embedding included)\n"
+        f"  context: {f.context.cpu.requests} bundles in {f.context.cpu.wall:.1f} s = "
+        f"{f.context.cpu.requests / f.context.cpu.wall:,.0f} bundles/s, p50 "
+        f"{f.context.p50_ms:.1f} ms, p95 {f.context.p95_ms:.1f} ms ({with_clients}, query "
+        "embedding included)\n"
         f"    {f.context.cpu.per_request('bundle')}"
     )
     if behind is not None:

@@ -104,60 +104,65 @@ def post_close(
 
 
 @router.post("/search", tags=["read"], response_model=SearchOut)
-def post_search(body: SearchIn, owner: Owner, conn: TenantConn, state: State) -> Response:
+def post_search(body: SearchIn, owner: Owner, state: State) -> Response:
     """Entries relevant to the query within the scope, best first, each with an explain."""
     started = time.perf_counter()
     filters = Filters(
         kinds=tuple(body.kinds), since=body.since, until=body.until, history=body.history
     )
     now = state.clock()
-    hits = search(
-        conn,
-        Scope(owner.tenant_id, body.user_id, body.agent_id),
-        body.query,
-        embedder=state.embedder,
-        now=now,
-        limit=body.limit,
-        filters=filters,
-        settings=state.search,
-    )
+    # search is its own tenant-scoped transaction, a snapshot: reads need no other
+    with state.connection() as conn:
+        hits = search(
+            conn,
+            Scope(owner.tenant_id, body.user_id, body.agent_id),
+            body.query,
+            embedder=state.embedder,
+            now=now,
+            limit=body.limit,
+            filters=filters,
+            settings=state.search,
+        )
     state.access.record(owner.tenant_id, [h.candidate.entry_id for h in hits], now)
     state.metrics.observe(LATENCY, ("search",), time.perf_counter() - started)
     return _json(SearchOut(results=[_hit(h) for h in hits]))
 
 
 @router.post("/context", tags=["read"], response_model=ContextOut)
-def post_context(body: ContextIn, owner: Owner, conn: TenantConn, state: State) -> Response:
+def post_context(body: ContextIn, owner: Owner, state: State) -> Response:
     """The context bundle for a query: profile, memories, skills, earlier sessions and the
     open session's recent messages, packed whole-item under the token budget."""
     started = time.perf_counter()
     scope = Scope(owner.tenant_id, body.user_id, body.agent_id)
     now = state.clock()
-    recent = []
-    if body.channel_id is not None:
-        recent = recent_messages(
-            conn,
-            state.window,
-            owner.tenant_id,
-            body.channel_id,
-            limit=state.settings.recent_window,
-            participant=body.user_id or body.agent_id,
-        )
     request = ContextRequest(
         scope=scope,
         query=body.query,
         budget_tokens=body.budget_tokens or state.settings.context_budget_tokens,
         unreviewed_skills=body.include_unreviewed_skills,
     )
-    bundle = build_context(
-        conn,
-        request,
-        embedder=state.embedder,
-        counter=state.counter,
-        now=now,
-        recent=recent,
-        settings=state.search,
-    )
+    # Each read is its own tenant-scoped transaction (the bundle's a snapshot), so the
+    # connection is taken here, not as a dependency (two more hops to a worker thread).
+    with state.connection() as conn:
+        recent = []
+        if body.channel_id is not None:
+            recent = recent_messages(
+                conn,
+                state.window,
+                owner.tenant_id,
+                body.channel_id,
+                limit=state.settings.recent_window,
+                participant=body.user_id or body.agent_id,
+            )
+        bundle = build_context(
+            conn,
+            request,
+            embedder=state.embedder,
+            counter=state.counter,
+            now=now,
+            recent=recent,
+            settings=state.search,
+        )
     ids = [p.entry_ids[0] for p in bundle_provenance(bundle)]
     state.access.record(owner.tenant_id, ids, now)
     state.metrics.observe(LATENCY, ("context",), time.perf_counter() - started)
