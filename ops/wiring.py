@@ -5,6 +5,7 @@ what they run on from here and nowhere else."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -108,12 +109,13 @@ def wall_clock() -> datetime:
     return datetime.now(UTC)
 
 
-def make_embedder_from(settings: Settings) -> Embedder:
+def make_embedder_from(settings: Settings, *, runs: int | None = None) -> Embedder:
     """The configured embedder, able to build the embedder of another model the database
-    may read (see :mod:`observations.embed_models`)."""
-    configured = embedder_named(settings, configured_model(settings))
+    may read (see :mod:`observations.embed_models`); a local model runs at most ``runs``
+    texts at once (default: half the cores, leaving the others to requests)."""
+    configured = embedder_named(settings, configured_model(settings), runs=runs)
     assert configured is not None  # every configurable model has its embedder
-    return Embedders(configured, lambda model: embedder_named(settings, model))
+    return Embedders(configured, lambda model: embedder_named(settings, model, runs=runs))
 
 
 def configured_model(settings: Settings) -> str:
@@ -125,7 +127,7 @@ def configured_model(settings: Settings) -> str:
     return HashEmbedder().model
 
 
-def embedder_named(settings: Settings, model: str) -> Embedder | None:
+def embedder_named(settings: Settings, model: str, *, runs: int | None = None) -> Embedder | None:
     """The embedder of ``model`` with these settings: either local build, the hash
     embedder at any width, the configured OpenAI-compatible model; else ``None``."""
     if model in LOCAL_MODELS:
@@ -134,6 +136,7 @@ def embedder_named(settings: Settings, model: str) -> Embedder | None:
             model=model,
             threads=settings.embed_threads,
             batch_size=settings.embed_batch_size,
+            runs=runs,
             cache_dir=settings.home / "models",
         )
     if (hashed := hash_embedder_named(model)) is not None:
@@ -188,9 +191,12 @@ def load_model(embedder: Embedder, *, check_only: bool = False) -> None:
 
 
 def make_build_config(settings: Settings) -> BuildConfig:
+    """What builds run with. Their embedder runs as many texts at once as the machine has
+    cores: builds are background work (the server's build process is scheduled as idle),
+    and a build thread embedding waits for no other."""
     return BuildConfig(
         extractor=make_extractor_from(settings),
-        embedder=make_embedder_from(settings),
+        embedder=make_embedder_from(settings, runs=os.cpu_count() or 1),
         gates=GateConfig(min_confidence=settings.min_confidence),
         after_store=supersede_at_build,  # a newer fact ends the older one as it is built
     )
