@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -40,10 +41,13 @@ log = structlog.get_logger(__name__)
 @dataclass(frozen=True, slots=True)
 class OwnerIndexPolicy:
     """An owner gets its own index at ``min_entries`` active entries (0: never); at most
-    ``max_indexes`` owners (across tenants), the largest, have one."""
+    ``max_indexes`` owners (across tenants), the largest, have one. A concurrent build
+    waits for every transaction older than it: one left open longer than ``build_wait``
+    fails the run, and the invalid index it leaves is built again by the next."""
 
     min_entries: int = 2000
     max_indexes: int = 100
+    build_wait: timedelta = timedelta(minutes=10)
 
 
 def run_owner_indexes(
@@ -78,7 +82,7 @@ def run_owner_indexes(
     for name, r in wanted.items():  # largest first
         if name in kept or r["n"] < policy.min_entries:
             continue
-        _create(conn, name, r, dims[r["embedding_model"]])
+        _create(conn, name, r, dims[r["embedding_model"]], policy.build_wait)
         created += 1
     return {"indexes": len(kept) + created, "created": created, "dropped": dropped}
 
@@ -87,7 +91,18 @@ def _largest_first(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return -row["n"], row["tenant_id"], row["owner_type"], row["owner_id"], row["embedding_model"]
 
 
-def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
+def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int, wait: timedelta) -> None:
+    milliseconds = max(1, int(wait.total_seconds() * 1000))
+    conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(milliseconds)))
+    try:
+        _build(conn, name, owner, dim)
+    finally:
+        conn.execute("RESET lock_timeout")
+    _comment(conn, name, owner)
+    log.info("owner_index_built", index=name, entries=owner["n"], tenant_id=owner["tenant_id"])
+
+
+def _build(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
     conn.execute(
         sql.SQL(
             "CREATE INDEX CONCURRENTLY {name} ON memory_entries"
@@ -103,8 +118,6 @@ def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
             model=sql.Literal(owner["embedding_model"]),
         )
     )
-    _comment(conn, name, owner)
-    log.info("owner_index_built", index=name, entries=owner["n"], tenant_id=owner["tenant_id"])
 
 
 def _comment(conn: Conn, name: str, owner: Mapping[str, Any]) -> None:

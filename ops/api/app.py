@@ -13,6 +13,7 @@ cannot answer.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -49,6 +50,10 @@ def create_app(state: ApiState, *, on_shutdown: Callable[[], object] | None = No
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # What the process holds before its first request (modules, the model, the app)
+        # lives as long as the process: out of the cyclic collector's sight, a collection
+        # looks at what requests allocate, not at every object loaded at start.
+        gc.freeze()
         try:
             async with mcp_server.session_manager.run():
                 yield

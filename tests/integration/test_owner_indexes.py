@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import psycopg
 import pytest
 
 from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
@@ -137,3 +138,18 @@ def test_an_owner_keeps_its_index_until_it_falls_below_half_the_line(
     assert set(_indexes(conn)) == {_name("t1", "big")}
     off = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=0), dims=DIMS)
     assert off == {"indexes": 0, "created": 0, "dropped": 1} and _indexes(conn) == {}
+
+
+def test_a_build_that_failed_leaves_an_invalid_index_which_the_next_run_builds_again(
+    db: tuple[Conn, Pool], fresh_db_url: str
+) -> None:
+    conn, _ = db
+    policy = OwnerIndexPolicy(min_entries=550, build_wait=timedelta(milliseconds=200))
+    with connect(fresh_db_url) as other:  # a writer older than the build, left open
+        other.execute("UPDATE memory_entries SET importance = importance WHERE id = 1")
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            run_owner_indexes(conn, None, policy=policy, dims=DIMS)
+    assert _indexes(conn) == {_name("t1", "big"): False}
+    stats = run_owner_indexes(conn, None, policy=policy, dims=DIMS)
+    assert stats == {"indexes": 1, "created": 1, "dropped": 1}
+    assert _indexes(conn) == {_name("t1", "big"): True}
