@@ -119,7 +119,7 @@ def _event_ids(
     """Each event's stored id (None for a duplicate), from the first and last ids the
     insert returned (``span``), or read by external id when they are not consecutive."""
     ids: list[int | None] = [None] * len(events)
-    order = [i for p in plan.placed for i in p.members]  # the order they were inserted in
+    order = plan.order
     if not order:
         return ids
     first, last, n = span["id"], span["last_id"], span["n"]
@@ -173,6 +173,12 @@ class _Placed:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     placed: list[_Placed]
+
+    @property
+    def order(self) -> list[int]:
+        """The new events' batch positions in the order they are inserted (session by
+        session)."""
+        return [i for p in self.placed for i in p.members]
 
     def result(
         self,
@@ -233,7 +239,6 @@ def _write(
     its channel and start), its seq and its session's start."""
     updates: list[dict[str, Any]] = []
     inserts: list[dict[str, Any]] = []
-    order: list[int] = []
     session_ids: list[int | None] = []
     seqs: list[int] = []
     starts: list[datetime] = []
@@ -244,7 +249,6 @@ def _write(
         else:
             updates.append({**row, "id": p.stored["id"]})
         first_seq = p.stored["event_count"] + 1 if p.stored else 1
-        order += p.members
         session_ids += [p.stored["id"] if p.stored else None] * len(p.members)
         seqs += range(first_seq, first_seq + len(p.members))
         starts += [p.run.started_at] * len(p.members)
@@ -252,6 +256,7 @@ def _write(
     # Close (or extend) existing open sessions before new ones open on the same channel.
     if updates:
         conn.execute(Q["update_sessions"], {**params, "sessions": dumps(updates)})
+    order = plan.order
     placed = {name: [values[i] for i in order] for name, values in columns.items()}
     return conn.execute(
         Q["insert_sessions_and_events"],

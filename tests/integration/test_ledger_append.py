@@ -99,6 +99,18 @@ def test_appending_the_same_batch_twice_leaves_the_same_rows(conn: Conn) -> None
     assert table_rows(conn, tenant) == before
 
 
+def test_event_ids_are_read_back_when_the_inserts_ids_are_not_consecutive(conn: Conn) -> None:
+    """The insert returns its first and last ids; ids that skip (here a sequence stepping
+    by 3) are read by external id instead, each event getting its own."""
+    conn.execute("ALTER TABLE memory_session_events ALTER COLUMN id SET INCREMENT BY 3")
+    tenant = new_tenant()
+    batch = [ev("a", 0), ev("b", 1, channel="c2"), ev("c", 2), ev("a", 3)]
+    result = append(conn, tenant, batch, now=NOW)
+    stored = {r["external_id"]: r["id"] for r in table_rows(conn, tenant)[1]}
+    assert [o.event_id for o in result.outcomes] == [stored["a"], stored["b"], stored["c"], None]
+    assert len({stored["a"], stored["b"], stored["c"]}) == 3
+
+
 def test_append_treats_a_repeated_external_id_inside_one_batch_as_a_duplicate(conn: Conn) -> None:
     tenant = new_tenant()
     result = append(conn, tenant, [ev("a", 0), ev("a", 1, content="retry")], now=NOW)
