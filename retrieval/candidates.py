@@ -134,6 +134,8 @@ def vector_list(
         queries = [(scope.where, "vector_exact")]
     else:
         queries = [(p.where, path) for p, path in zip(parts, paths, strict=True) if p.size]
+    if not queries:  # an owner's index left over from entries since deleted, and no other
+        return [], size
     return _vector_candidates(conn, scope.params, queries, vector, embedder, k), size
 
 

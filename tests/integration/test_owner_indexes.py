@@ -104,6 +104,10 @@ def test_large_owners_get_an_index_of_their_own_and_search_walks_it(
 
     again = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=400), dims=DIMS)
     assert again == {"indexes": 2, "created": 0, "dropped": 0}
+    # the owner's entries deleted before the next run: its index is still there, and empty
+    with conn.transaction(force_rollback=True):
+        conn.execute("DELETE FROM memory_entries WHERE tenant_id = 't1' AND owner_id = 'big'")
+        assert search("big", 20, plan="enable_sort") == []
 
 
 def test_the_largest_owners_come_first_when_indexes_are_capped(db: tuple[Conn, Pool]) -> None:
