@@ -264,12 +264,22 @@ def test_a_reviewer_in_a_real_browser(server: Server, tenants: tuple[Tenant, Ten
 
 def _follow(browser: Any, element: Any) -> None:
     """Click ``element`` and wait for the next page to replace this one."""
-    from selenium.webdriver.support import expected_conditions
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.wait import WebDriverWait
 
     page = browser.find_element("tag name", "html")
     element.click()
-    WebDriverWait(browser, 20).until(expected_conditions.staleness_of(page))
+
+    def replaced(_: Any) -> bool:
+        # the old page's element is stale once the next page is in; Chromium may instead
+        # answer that its node "does not belong to the document": gone just the same
+        try:
+            page.is_enabled()
+        except WebDriverException:
+            return True
+        return False
+
+    WebDriverWait(browser, 20).until(replaced)
 
 
 def _shot(browser: Any, directory: Path | None, name: str) -> None:
