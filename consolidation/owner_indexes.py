@@ -55,21 +55,26 @@ def run_owner_indexes(
 ) -> dict[str, Any]:
     """Build the missing indexes and drop those no longer wanted; ``dims``: the indexed
     models and their dimensions."""
+    existing = conn.execute(Q["owner_indexes"], {"prefix": f"{PREFIX}%"}).fetchall()
+    mine, others = [], 0
+    for ix in existing:
+        owner = _owner(ix["comment"])
+        if tenant_id is None or (owner is not None and owner["tenant_id"] == tenant_id):
+            mine.append((ix, owner))
+        else:  # another tenant's (or not yet named: a run for every tenant sees to it)
+            others += 1
     wanted: dict[str, dict[str, Any]] = {}
     if policy.min_entries > 0:
         rows = conn.execute(
             Q["owners_to_index"],
             {"models": list(dims), "min": max(policy.min_entries // 2, 1), "tenant_id": tenant_id},
         )
-        for r in sorted(rows, key=_largest_first)[: policy.max_indexes]:
+        room = max(policy.max_indexes - others, 0)  # the cap is across tenants
+        for r in sorted(rows, key=_largest_first)[:room]:
             key = (r["tenant_id"], r["owner_type"], r["owner_id"], r["embedding_model"])
             wanted[owner_index_name(*key)] = r
-    existing = conn.execute(Q["owner_indexes"], {"prefix": f"{PREFIX}%"}).fetchall()
     kept, dropped = set(), 0
-    for ix in existing:
-        owner = _owner(ix["comment"])
-        if tenant_id is not None and (owner is None or owner["tenant_id"] != tenant_id):
-            continue  # another tenant's (or not yet named: a run for every tenant sees to it)
+    for ix, owner in mine:
         if ix["valid"] and ix["name"] in wanted:
             kept.add(ix["name"])
             if owner is None:

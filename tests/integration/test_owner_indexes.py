@@ -113,7 +113,10 @@ def test_large_owners_get_an_index_of_their_own_and_search_walks_it(
 def test_the_largest_owners_come_first_when_indexes_are_capped(db: tuple[Conn, Pool]) -> None:
     conn, _ = db
     policy = OwnerIndexPolicy(min_entries=250, max_indexes=2)
-    assert run_owner_indexes(conn, None, policy=policy, dims=DIMS)["created"] == 2
+    assert run_owner_indexes(conn, "t2", policy=policy, dims=DIMS)["created"] == 1
+    # the cap is across tenants: t2's index leaves t1 room for one, its largest owner
+    assert run_owner_indexes(conn, "t1", policy=policy, dims=DIMS)["created"] == 1
+    assert run_owner_indexes(conn, None, policy=policy, dims=DIMS)["created"] == 0
     assert set(_indexes(conn)) == {_name("t1", "big"), _name("t2", "big")}
 
 
