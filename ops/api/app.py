@@ -1,9 +1,11 @@
 """``create_app``: the FastAPI application: its routers, operations endpoints, error
 mapping and body-size limit.
 
-Every authenticated request runs in one transaction under its key's tenant scope
-(``SET LOCAL ROLE memledger_app`` + ``app.tenant_id``, see :mod:`ops.api.deps`), so
-row-level security applies to everything it touches. Errors are JSON ``{"error",
+Everything an authenticated request reads or writes runs under its key's tenant scope
+(``SET LOCAL ROLE memledger_app`` + ``app.tenant_id``, see :mod:`ops.api.deps`): most
+routes in one transaction their dependency opens, the ingest, search and context routes
+in the transactions of the calls they make. So row-level security applies to everything
+a request touches. Errors are JSON ``{"error",
 "message", "fields"}`` with the status of the error's family (:mod:`ops.api.errors`): 401
 without a valid key, 404 for what the tenant does not have, 405 (with ``Allow``) for a
 method the path does not take, 413 for an oversized body, 422 for bad input (naming the
