@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ledger.errors import InvalidEvent
-from ledger.scope import ID
+from ledger.scope import usable_id
 
 Role = Literal["user", "assistant", "tool_call", "tool_result", "file", "system"]
 ROLES: tuple[str, ...] = ("user", "assistant", "tool_call", "tool_result", "file", "system")
@@ -45,10 +45,11 @@ DEFAULT_LIMITS = Limits()
 def _clean_text(value: str) -> str:
     if "\x00" in value:
         raise ValueError("contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("is not valid UTF-8 (unpaired surrogate)") from exc
+    if not value.isascii():  # ASCII holds no surrogate
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError("is not valid UTF-8 (unpaired surrogate)") from exc
     return value
 
 
@@ -111,7 +112,7 @@ class EventIn(BaseModel):
     @classmethod
     def _id(cls, value: str) -> str:
         # the ids memory is read and deleted by: what a scope accepts, an event must too
-        if not ID.match(value):
+        if not usable_id(value):
             raise ValueError("is not a usable id (no control characters or surrounding spaces)")
         return value
 
@@ -158,6 +159,11 @@ def _time_problem(value: datetime) -> str | None:
 
 _FIELDS = frozenset(EventIn.model_fields)
 _FIELDS_SET = set(_FIELDS)
+# each text field's max_length, as the model declares it (None: unbounded)
+_MAX = {
+    name: next((m.max_length for m in field.metadata if hasattr(m, "max_length")), None)
+    for name, field in EventIn.model_fields.items()
+}
 _REQUIRED = frozenset(n for n, f in EventIn.model_fields.items() if f.is_required())
 _ROLES = frozenset(ROLES)
 
@@ -169,13 +175,13 @@ def _quick(item: Mapping[str, Any]) -> EventIn | None:
     name, metadata = item.get("actor_name"), item.get("metadata", {})
     channel, actor, at = item["channel_id"], item["actor_id"], item["occurred_at"]
     if not (
-        _plain(item["external_id"], 256)
-        and _plain(channel, 128)
-        and _plain(actor, 128)
-        and _plain(item["content"], None)
-        and (name is None or _plain(name, 256))
-        and _usable_id(channel)
-        and _usable_id(actor)
+        _plain(item["external_id"], _MAX["external_id"])
+        and _plain(channel, _MAX["channel_id"])
+        and _plain(actor, _MAX["actor_id"])
+        and _plain(item["content"], _MAX["content"])
+        and (name is None or _plain(name, _MAX["actor_name"]))
+        and usable_id(channel)
+        and usable_id(actor)
         and type(item["role"]) is str
         and item["role"] in _ROLES
         and type(metadata) is dict
@@ -219,26 +225,17 @@ _new_event = EventIn.__new__
 _set = object.__setattr__
 
 
-def _usable_id(value: str) -> bool:
-    """:data:`ledger.scope.ID`, five times faster for an ASCII id (printable ASCII is
-    everything but the controls; its only space is " ")."""
-    if value.isascii():
-        return value.isprintable() and value[0] != " " and value[-1] != " "
-    return ID.match(value) is not None
-
-
 def _plain(value: Any, max_length: int | None) -> bool:
-    """A ``str`` the model's text fields take as it is: not empty or blank, within
-    ``max_length`` characters, no NUL, valid UTF-8."""
-    if type(value) is not str or not value or value.isspace() or "\x00" in value:
+    """A ``str`` the model's text fields take as it is (:func:`_clean_text`, not empty or
+    blank, within ``max_length`` characters)."""
+    if type(value) is not str or not value or value.isspace():
         return False
     if max_length is not None and len(value) > max_length:
         return False
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
+    try:
+        _clean_text(value)
+    except ValueError:
+        return False
     return True
 
 

@@ -1,5 +1,5 @@
 """Event input: the quick path for plain events takes only what the model takes, and
-builds the same event."""
+builds the same event; an id is usable exactly when the id pattern matches it."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from ledger.errors import InvalidEvent
 from ledger.events import DEFAULT_LIMITS, EventIn, _quick, parse_events
+from ledger.scope import ID, usable_id
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
 PLAIN = {
@@ -94,3 +95,15 @@ def test_a_plain_event_takes_the_quick_path_and_a_bad_one_is_named_by_the_model(
     with pytest.raises(InvalidEvent) as caught:
         parse_events([PLAIN, {**PLAIN, "channel_id": " dm"}], now=NOW, limits=DEFAULT_LIMITS)
     assert caught.value.index == 1 and caught.value.field == "channel_id"
+
+
+@settings(max_examples=2000)
+@given(
+    st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=130),
+        st.text(max_size=12),
+        st.sampled_from(["", " ", "a", " a", "a ", "x" * 128, "x" * 129, "a\x7fb", "\xa0a"]),
+    )
+)
+def test_a_usable_id_is_what_the_id_pattern_matches(value: str) -> None:
+    assert usable_id(value) == (ID.match(value) is not None)
