@@ -8,7 +8,7 @@ tenant-scoped call runs under row-level security (:func:`ledger.db.tenant_scope`
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -127,15 +127,18 @@ def _event_ids(
         for k, i in enumerate(order):
             ids[i] = first + k
         return ids
-    keys = {
-        "channel_ids": [events[i].channel_id for i in order],
-        "external_ids": [events[i].external_id for i in order],
-    }
+    keys = _key_arrays((events[i].channel_id, events[i].external_id) for i in order)
     rows = conn.execute(Q["event_ids"], {"tenant_id": tenant_id, **keys})
     found = {(r["channel_id"], r["external_id"]): r["id"] for r in rows.fetchall()}
     for i in order:
         ids[i] = found[(events[i].channel_id, events[i].external_id)]
     return ids
+
+
+def _key_arrays(keys: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """``(channel id, external id)`` pairs as the two arrays the statements take."""
+    pairs = list(keys)
+    return {"channel_ids": [c for c, _ in pairs], "external_ids": [x for _, x in pairs]}
 
 
 def _split_duplicates(
@@ -330,11 +333,7 @@ def _close(conn: Conn, tenant_id: str, session_ids: Sequence[int], now: datetime
 def sessions_holding(conn: Conn, tenant_id: str, events: Sequence[tuple[str, str]]) -> list[int]:
     """The sessions holding the stored events named by ``(channel id, external id)``, in
     id order (events not stored are skipped)."""
-    params = {
-        "tenant_id": tenant_id,
-        "channel_ids": [channel for channel, _ in events],
-        "external_ids": [external_id for _, external_id in events],
-    }
+    params = {"tenant_id": tenant_id, **_key_arrays(events)}
     with tenant_scope(conn, tenant_id):
         return sorted({r["session_id"] for r in conn.execute(Q["existing_external_ids"], params)})
 
