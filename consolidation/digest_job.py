@@ -21,8 +21,8 @@ from psycopg.types.json import Jsonb
 
 from consolidation.digest import DigestDraft, DigestPlan, DigestPolicy, plan_digests
 from consolidation.model import Archive, EntryState
-from consolidation.owners import Walk, owner_pages, tenants_to_visit
-from consolidation.store import Owner, lock_entries, write_changes
+from consolidation.owners import Walk, limit_waits, owner_pages, tenants_to_visit
+from consolidation.store import Owner, lock_entries, owner_arrays, write_changes
 from ledger.db import Conn, announce_entry_changes, pg_array, tenant_scope
 from ledger.sqlfile import load_queries
 from observations.changes import change_horizon, checkpoint, save_checkpoint
@@ -97,10 +97,7 @@ def _run_page(
     texts = [_text(d) for d in drafts]
     vectors: Any = reading.embed(texts) if texts else []
     with tenant_scope(conn, tenant):
-        conn.execute(
-            "SELECT set_config('lock_timeout', %s, true)",
-            [f"{int(walk.lock_timeout.total_seconds() * 1000)}ms"],
-        )
+        limit_waits(conn, walk)
         writing = writing_embedder(conn, embedder)
         if writing.model != reading.model and texts:  # a re-embed switched models meanwhile
             vectors = writing.embed(texts)
@@ -135,11 +132,7 @@ def _plans(
             facts[e.owner].append(e)
     states = {e.id: e for e in entries if e.kind == DIGEST}
     digests: dict[Owner, dict[int, tuple[str, tuple[int, ...]]]] = defaultdict(dict)
-    params = {
-        "tenant_id": tenant,
-        "owner_types": [o[0] for o in owners],
-        "owner_ids": [o[1] for o in owners],
-    }
+    params = {"tenant_id": tenant, **owner_arrays(owners)}
     for row in conn.execute(Q["owner_digests"], params).fetchall():
         owner = (row["owner_type"], row["owner_id"])
         digests[owner][int(row["id"])] = (row["status"], tuple(int(i) for i in row["facts"]))

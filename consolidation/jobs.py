@@ -28,7 +28,6 @@ from ledger.db import Conn
 from ledger.errors import NotFound
 from materializers.skills import SkillPolicy
 from observations.embed import Embedder
-from observations.embed_local import LOCAL_MODELS, MODEL_DIM
 
 Stats = dict[str, Any]
 
@@ -136,8 +135,7 @@ def _retention(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stat
 
 
 def _owner_indexes(conn: Conn, config: ConsolidationConfig, scope: JobScope) -> Stats:
-    dims = dict.fromkeys(LOCAL_MODELS, MODEL_DIM)  # the models with an HNSW index
-    return run_owner_indexes(conn, scope.tenant_id, policy=config.owner_indexes, dims=dims)
+    return run_owner_indexes(conn, scope.tenant_id, policy=config.owner_indexes)
 
 
 JOBS: dict[str, Job] = {

@@ -33,9 +33,12 @@ from psycopg import sql
 from ledger.db import Conn
 from ledger.owner_indexes import PREFIX, owner_index_name
 from ledger.sqlfile import load_queries
+from observations.embed_local import LOCAL_MODELS, MODEL_DIM
 
 Q = load_queries("consolidation")
 log = structlog.get_logger(__name__)
+# the models whose entries have HNSW indexes (the two local builds), with their dimension
+INDEXED = dict.fromkeys(LOCAL_MODELS, MODEL_DIM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +54,9 @@ class OwnerIndexPolicy:
 
 
 def run_owner_indexes(
-    conn: Conn, tenant_id: str | None, *, policy: OwnerIndexPolicy, dims: Mapping[str, int]
+    conn: Conn, tenant_id: str | None, *, policy: OwnerIndexPolicy
 ) -> dict[str, Any]:
-    """Build the missing indexes and drop those no longer wanted; ``dims``: the indexed
-    models and their dimensions."""
+    """Build the missing indexes and drop those no longer wanted."""
     existing = conn.execute(Q["owner_indexes"], {"prefix": f"{PREFIX}%"}).fetchall()
     mine, others = [], 0
     for ix in existing:
@@ -65,10 +67,9 @@ def run_owner_indexes(
             others += 1
     wanted: dict[str, dict[str, Any]] = {}
     if policy.min_entries > 0:
-        rows = conn.execute(
-            Q["owners_to_index"],
-            {"models": list(dims), "min": max(policy.min_entries // 2, 1), "tenant_id": tenant_id},
-        )
+        least = max(policy.min_entries // 2, 1)  # an index is kept down to half the line
+        params = {"models": list(INDEXED), "min": least, "tenant_id": tenant_id}
+        rows = conn.execute(Q["owners_to_index"], params)
         room = max(policy.max_indexes - others, 0)  # the cap is across tenants
         for r in sorted(rows, key=_largest_first)[:room]:
             key = (r["tenant_id"], r["owner_type"], r["owner_id"], r["embedding_model"])
@@ -87,7 +88,7 @@ def run_owner_indexes(
     for name, r in wanted.items():  # largest first
         if name in kept or r["n"] < policy.min_entries:
             continue
-        _create(conn, name, r, dims[r["embedding_model"]], policy.build_wait)
+        _create(conn, name, r, INDEXED[r["embedding_model"]], policy.build_wait)
         created += 1
     return {"indexes": len(kept) + created, "created": created, "dropped": dropped}
 

@@ -24,7 +24,7 @@ from typing import Any, LiteralString
 import psycopg.errors
 
 from consolidation.model import Change, EntryState
-from consolidation.store import Owner, Written, lock_entries, write_changes
+from consolidation.store import Owner, Written, lock_entries, owner_arrays, write_changes
 from ledger.db import Conn, tenant_scope
 from ledger.sqlfile import load_queries
 from observations.changes import checkpoint, save_checkpoint
@@ -205,10 +205,7 @@ def _run_owners(
             owners = _over_cap(conn, tenant_id, owners, job.cap)
             if not owners:
                 return
-        conn.execute(
-            "SELECT set_config('lock_timeout', %s, true), set_config('work_mem', %s, true)",
-            [f"{int(walk.lock_timeout.total_seconds() * 1000)}ms", walk.work_mem],
-        )
+        limit_waits(conn, walk)
         entries = lock_entries(
             conn,
             tenant_id,
@@ -225,11 +222,18 @@ def _run_owners(
     stats.written += written
 
 
+def limit_waits(conn: Conn, walk: Walk) -> None:
+    """The walk's lock timeout and work_mem for the rest of this transaction."""
+    conn.execute(
+        "SELECT set_config('lock_timeout', %s, true), set_config('work_mem', %s, true)",
+        [f"{int(walk.lock_timeout.total_seconds() * 1000)}ms", walk.work_mem],
+    )
+
+
 def _over_cap(conn: Conn, tenant_id: str, owners: Sequence[Owner], cap: int) -> list[Owner]:
     params = {
         "tenant_id": tenant_id,
-        "owner_types": [o[0] for o in owners],
-        "owner_ids": [o[1] for o in owners],
+        **owner_arrays(owners),
         "cap": cap,
     }
     rows = conn.execute(Q["which_over_cap"], params).fetchall()

@@ -56,6 +56,11 @@ class Written:
         return self.superseded + self.merged + self.archived
 
 
+def owner_arrays(owners: Sequence[Owner]) -> dict[str, list[str]]:
+    """Owners as the two arrays the owner queries take."""
+    return {"owner_types": [o[0] for o in owners], "owner_ids": [o[1] for o in owners]}
+
+
 def lock_entries(
     conn: Conn,
     tenant_id: str,
@@ -72,8 +77,7 @@ def lock_entries(
     asked for."""
     params = {
         "tenant_id": tenant_id,
-        "owner_types": [o[0] for o in owners],
-        "owner_ids": [o[1] for o in owners],
+        **owner_arrays(owners),
         "statuses": list(statuses),
         "kinds": None if kinds is None else sorted(kinds),
         "skip_kinds": sorted(skip_kinds),

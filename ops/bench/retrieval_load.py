@@ -21,7 +21,6 @@ from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
 from ledger.db import Conn
 from ledger.owner_indexes import PREFIX
 from observations.embed import Embedder
-from observations.embed_local import LOCAL_MODELS, MODEL_DIM
 from ops.bench import statements
 from ops.bench.synthetic import Pool, copy_entries, entry_rows, interleaved
 
@@ -152,8 +151,7 @@ def owner_indexes(conn: Conn, policy: OwnerIndexPolicy) -> OwnerIndexFigures:
     """The owners' own HNSW indexes, as the ``owner_indexes`` job keeps them (built now
     if missing; timed)."""
     t = time.perf_counter()
-    dims = dict.fromkeys(LOCAL_MODELS, MODEL_DIM)
-    stats = run_owner_indexes(conn, TENANT, policy=policy, dims=dims)
+    stats = run_owner_indexes(conn, TENANT, policy=policy)
     seconds = time.perf_counter() - t
     return OwnerIndexFigures(policy.min_entries, stats["indexes"], stats["created"], seconds)
 

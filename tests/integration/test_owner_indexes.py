@@ -22,7 +22,6 @@ from tests.integration.test_retrieval import PoolEmbedder
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
 MODEL = QUANTIZED_MODEL_NAME
-DIMS = {MODEL: 384}
 
 
 def _pool(n: int = 120) -> Pool:
@@ -71,7 +70,7 @@ def test_large_owners_get_an_index_of_their_own_and_search_walks_it(
     db: tuple[Conn, Pool],
 ) -> None:
     conn, pool = db
-    stats = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=400), dims=DIMS)
+    stats = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=400))
     assert stats == {"indexes": 2, "created": 2, "dropped": 0}
     assert _indexes(conn) == {_name("t1", "big"): True, _name("t2", "big"): True}
     comment = conn.execute(
@@ -102,7 +101,7 @@ def test_large_owners_get_an_index_of_their_own_and_search_walks_it(
     assert len(small) == 20 and {h.owner_id for h in small} == {"small"}
     assert _scans(conn, _name("t1", "big")) == before + 1
 
-    again = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=400), dims=DIMS)
+    again = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=400))
     assert again == {"indexes": 2, "created": 0, "dropped": 0}
     # the owner's entries deleted before the next run: its index is still there, and empty
     with conn.transaction(force_rollback=True):
@@ -113,10 +112,10 @@ def test_large_owners_get_an_index_of_their_own_and_search_walks_it(
 def test_the_largest_owners_come_first_when_indexes_are_capped(db: tuple[Conn, Pool]) -> None:
     conn, _ = db
     policy = OwnerIndexPolicy(min_entries=250, max_indexes=2)
-    assert run_owner_indexes(conn, "t2", policy=policy, dims=DIMS)["created"] == 1
+    assert run_owner_indexes(conn, "t2", policy=policy)["created"] == 1
     # the cap is across tenants: t2's index leaves t1 room for one, its largest owner
-    assert run_owner_indexes(conn, "t1", policy=policy, dims=DIMS)["created"] == 1
-    assert run_owner_indexes(conn, None, policy=policy, dims=DIMS)["created"] == 0
+    assert run_owner_indexes(conn, "t1", policy=policy)["created"] == 1
+    assert run_owner_indexes(conn, None, policy=policy)["created"] == 0
     assert set(_indexes(conn)) == {_name("t1", "big"), _name("t2", "big")}
 
 
@@ -125,7 +124,7 @@ def test_an_owner_keeps_its_index_until_it_falls_below_half_the_line(
 ) -> None:
     conn, _ = db
     policy = OwnerIndexPolicy(min_entries=400)
-    run_owner_indexes(conn, None, policy=policy, dims=DIMS)
+    run_owner_indexes(conn, None, policy=policy)
 
     def keep(tenant: str, n: int) -> None:
         conn.execute(
@@ -137,13 +136,13 @@ def test_an_owner_keeps_its_index_until_it_falls_below_half_the_line(
 
     keep("t1", 250)  # under the line, over half of it: kept
     keep("t2", 150)  # under half: dropped, but not by a run for t1 alone
-    stats = run_owner_indexes(conn, "t1", policy=policy, dims=DIMS)
+    stats = run_owner_indexes(conn, "t1", policy=policy)
     assert stats == {"indexes": 1, "created": 0, "dropped": 0}
     assert set(_indexes(conn)) == {_name("t1", "big"), _name("t2", "big")}
-    stats = run_owner_indexes(conn, None, policy=policy, dims=DIMS)
+    stats = run_owner_indexes(conn, None, policy=policy)
     assert stats == {"indexes": 1, "created": 0, "dropped": 1}
     assert set(_indexes(conn)) == {_name("t1", "big")}
-    off = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=0), dims=DIMS)
+    off = run_owner_indexes(conn, None, policy=OwnerIndexPolicy(min_entries=0))
     assert off == {"indexes": 0, "created": 0, "dropped": 1} and _indexes(conn) == {}
 
 
@@ -155,8 +154,8 @@ def test_a_build_that_failed_leaves_an_invalid_index_which_the_next_run_builds_a
     with connect(fresh_db_url) as other:  # a writer older than the build, left open
         other.execute("UPDATE memory_entries SET importance = importance WHERE id = 1")
         with pytest.raises(psycopg.errors.LockNotAvailable):
-            run_owner_indexes(conn, None, policy=policy, dims=DIMS)
+            run_owner_indexes(conn, None, policy=policy)
     assert _indexes(conn) == {_name("t1", "big"): False}
-    stats = run_owner_indexes(conn, None, policy=policy, dims=DIMS)
+    stats = run_owner_indexes(conn, None, policy=policy)
     assert stats == {"indexes": 1, "created": 1, "dropped": 1}
     assert _indexes(conn) == {_name("t1", "big"): True}
