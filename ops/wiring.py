@@ -217,7 +217,11 @@ def make_search_settings(settings: Settings) -> SearchSettings:
     )
 
 
-def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> ConsolidationConfig:
+def consolidation_config(
+    settings: Settings, enqueue: Enqueue | None, *, embedder: Embedder | None = None
+) -> ConsolidationConfig:
+    """The jobs' configuration; ``embedder`` (for the digests' vectors): the caller's, when
+    its process has one already (a second would load the model again), else a new one."""
     s = settings
     return ConsolidationConfig(
         policy=RetentionPolicy(
@@ -239,7 +243,7 @@ def consolidation_config(settings: Settings, enqueue: Enqueue | None) -> Consoli
         enqueue=enqueue,
         skills=make_skill_policy(s),
         digest=DigestPolicy(threshold=s.digest_threshold, size=s.digest_size),
-        embedder=make_embedder_from(s),
+        embedder=make_embedder_from(s) if embedder is None else embedder,
         owner_indexes=make_owner_index_policy(s),
     )
 

@@ -243,10 +243,11 @@ def bench_consolidate(
         scratch_database(urls.database_url, DATABASE) as url,
         bench_conn(url) as conn,
     ):
+        embedder = make_embedder_from(s)
         figures = run_consolidate(
             conn,
-            make_embedder_from(s),
-            consolidation_config(s, None),
+            embedder,
+            consolidation_config(s, None, embedder=embedder),
             entries=entries,
             per_owner=per_owner,
             pool_size=pool_size,

@@ -63,7 +63,8 @@ def eval_locomo(
     convs = load(data, only)
     s = ctx.settings
     config = make_build_config(s)
-    jobs = consolidation_config(s, None)  # the entry jobs a deployment schedules
+    # the entry jobs a deployment schedules, embedding with the builds' model
+    jobs = consolidation_config(s, None, embedder=config.embedder)
     now = wall_clock()
     with (
         services(s, redis=False) as urls,

@@ -34,6 +34,7 @@ from ops.usecases.reembed import run as reembed_run
 from ops.wiring import (
     Runtime,
     configured_model,
+    make_build_config,
     make_embedder_from,
     open_runtime,
     wall_clock,
@@ -268,10 +269,11 @@ def worker(ctx: Context, threads: int | None, schedule: bool, child_of: int | No
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    config = make_build_config(settings)  # one model for the builds and the schedule
     with (
         open_runtime(settings, init_schema=child_of is None) as rt,
-        in_process_workers(rt) as actor,
-        scheduled_consolidation(rt, actor) if schedule else nullcontext(),
+        in_process_workers(rt, config=config) as actor,
+        scheduled_consolidation(rt, actor, embedder=config.embedder) if schedule else nullcontext(),
     ):
         if child_of is None:
             click.echo(f"worker running with {settings.worker_threads} threads; Ctrl-C stops it")

@@ -19,7 +19,8 @@ from dramatiq.errors import QueueJoinTimeout
 
 from ledger.db import Conn, make_pool
 from materializers.runner import ProjectStats, project
-from observations.builder import waiting_builds
+from observations.builder import BuildConfig, waiting_builds
+from observations.embed import Embedder
 from observations.outbox import HandOver, hand_over
 from ops.broker import close_broker, setup_broker, start_worker
 from ops.metrics import shared_metrics
@@ -36,7 +37,7 @@ IDLE_NICE = 19  # the lowest priority: with it the build process is scheduled as
 
 @contextmanager
 def in_process_workers(
-    rt: Runtime, *, threads: int | None = None
+    rt: Runtime, *, threads: int | None = None, config: BuildConfig | None = None
 ) -> Iterator[dramatiq.Actor[[str, int], None]]:
     """Worker threads beside the caller (default: the setting); yields the build actor to
     enqueue with. One thread builds in the order of the queue."""
@@ -47,7 +48,7 @@ def in_process_workers(
         make_pool(rt.urls.database_url, max_size=threads + 1) as pool,
         shared_metrics(rt.urls.redis_url) as metrics,
     ):
-        config = make_build_config(s)
+        config = config or make_build_config(s)
         load_model(config.embedder)  # before the first build is taken
         state = actors.WorkerState(s, pool, config, metrics)
         actor = actors.register(broker, state)
@@ -60,15 +61,19 @@ def in_process_workers(
 
 
 @contextmanager
-def scheduled_consolidation(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[None]:
+def scheduled_consolidation(
+    rt: Runtime, actor: dramatiq.Actor[[str, int], None], *, embedder: Embedder | None = None
+) -> Iterator[None]:
     """The consolidation schedule in this process (the default mode's scheduler), queueing
-    the sweep's builds with ``actor``; stops after any running job when the block ends."""
+    the sweep's builds with ``actor`` and embedding with ``embedder`` (the builds', when
+    they run here too); stops after any running job when the block ends."""
     with shared_metrics(rt.urls.redis_url) as metrics:
         scheduler = make_scheduler(
             rt.urls.database_url,
             rt.settings,
             lambda sessions: actors.enqueue_builds(actor, sessions),
             metrics,
+            embedder=embedder,
         )
         scheduler.start()
         try:

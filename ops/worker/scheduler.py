@@ -25,6 +25,7 @@ from consolidation import (
 )
 from consolidation.ledger_jobs import Enqueue
 from ledger.db import connect
+from observations.embed import Embedder
 from ops.metrics import JOB_RUNS, SharedMetrics
 from ops.settings import Settings
 from ops.usecases import maintenance
@@ -61,11 +62,17 @@ def run_scheduled(
 
 
 def make_scheduler(
-    database_url: str, settings: Settings, enqueue: Enqueue | None, metrics: SharedMetrics
+    database_url: str,
+    settings: Settings,
+    enqueue: Enqueue | None,
+    metrics: SharedMetrics,
+    *,
+    embedder: Embedder | None = None,
 ) -> BackgroundScheduler:
     """A scheduler (not started) with every job whose interval is set; each run is counted
-    in ``metrics``."""
-    config = consolidation_config(settings, enqueue)
+    in ``metrics``. ``embedder``: the process's own, if it has one (see
+    :func:`ops.wiring.consolidation_config`)."""
+    config = consolidation_config(settings, enqueue, embedder=embedder)
     jobs = intervals(settings)
     scheduler = BackgroundScheduler(
         timezone="UTC", executors={"default": ThreadPoolExecutor(max(len(jobs), 1))}

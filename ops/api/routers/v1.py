@@ -406,7 +406,7 @@ def post_maintenance(
     now = state.clock()
     interval = timedelta(seconds=state.settings.maintenance_interval_seconds)
     window = window_for(now, interval) if interval else point_window(now)
-    config = consolidation_config(state.settings, state.send_builds)
+    config = consolidation_config(state.settings, state.send_builds, embedder=state.embedder)
     with state.connection() as conn:
         # Each step commits on its own, as scheduled runs do: the sweep's closes commit
         # before their builds are handed to the queue (a worker must find them closed).
