@@ -165,18 +165,14 @@ def _scope_parts(
     wheres: list[sql.Composable] = [
         sql.SQL("{} AND {}").format(scope.common, o) for o in scope.owners
     ] or [scope.common]
-    keys = scope.owner_keys or (None,) * len(wheres)
-    names = {
-        f"index_{i}": owner_index_name(scope.params["tenant_id"], *key, model)
-        for i, key in enumerate(keys)
-        if key is not None
-    }
-    owned = [
-        sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
-        if f"index_{i}" in names
-        else sql.SQL("false")
-        for i in range(len(wheres))
-    ]
+    names: dict[str, str] = {}  # the parts' own indexes, by parameter
+    owned: list[sql.Composable] = []
+    for i, key in enumerate(scope.owner_keys or (None,) * len(wheres)):
+        if key is None:  # the channels of a participant: no one owner
+            owned.append(sql.SQL("false"))
+            continue
+        names[f"index_{i}"] = owner_index_name(scope.params["tenant_id"], *key, model)
+        owned.append(sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}")))
     query = sql.SQL(Q["scope_size"]).format(
         counts=sql.SQL(", ").join(count.format(scope=w) for w in wheres),
         owned=sql.SQL(", ").join(owned),

@@ -81,8 +81,11 @@ class KeyCache:
 
     def remembered(self, key: str, now: float) -> tuple[bool, KeyOwner | None]:
         """Whether the key is remembered, and its owner if so (None: unknown or revoked)."""
+        return self._remembered(digest(key), now)
+
+    def _remembered(self, hashed: bytes, now: float) -> tuple[bool, KeyOwner | None]:
         with self._lock:
-            expires, owner = self._entries.get(digest(key), (now, None))
+            expires, owner = self._entries.get(hashed, (now, None))
         return expires > now, owner
 
     def resolve(
@@ -90,10 +93,10 @@ class KeyCache:
     ) -> KeyOwner | None:
         """The key's owner (None: unknown or revoked), remembered or from ``lookup``; what
         ``lookup`` raises (the database is down) is raised, and nothing is remembered."""
-        known, owner = self.remembered(key, now)
+        hashed = digest(key)
+        known, owner = self._remembered(hashed, now)
         if known:
             return owner
-        hashed = digest(key)
         owner = lookup(key)
         with self._lock:
             self._entries.pop(hashed, None)  # re-inserted last: entries stay in expiry order
