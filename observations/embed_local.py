@@ -68,6 +68,10 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 MAX_POSITIONS = 512  # the model's position embeddings
 
 _ORT_LOAD_ERRORS = (ort_state.Fail, ort_state.InvalidProtobuf, ort_state.InvalidGraph)
+# onnxruntime's fused SkipLayerNormalization kernel takes ~110 µs per call on a 65-token
+# text, where the Add and LayerNormalization it replaces take ~15 µs together: without the
+# fusion a text embeds in 5.3 ms instead of 6.4 (q8, one thread), to the same vector (1e-6)
+_SLOW_FUSIONS = ["SkipLayerNormFusion"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +164,9 @@ def _load_runtime(build: _Build) -> _Runtime:
 def _build_runtime(build: _Build) -> _Runtime:
     files = build.files
     tokenizer = _load_tokenizer(files, build.max_length)
-    session = _load_session(_model_bytes(build), files.model, _session_options(build.threads))
+    session = _load_session(
+        _model_bytes(build), files.model, _session_options(build.threads), _SLOW_FUSIONS
+    )
     inputs = {i.name for i in session.get_inputs()}
     if not {"input_ids", "attention_mask"} <= inputs:
         raise EmbedderError(
@@ -191,11 +197,17 @@ def _load_tokenizer(files: ModelFiles, max_length: int) -> Tokenizer:
 
 
 def _load_session(
-    model_bytes: bytes, path: Path, options: ort.SessionOptions
+    model_bytes: bytes,
+    path: Path,
+    options: ort.SessionOptions,
+    disabled_optimizers: Sequence[str] = (),
 ) -> ort.InferenceSession:
     try:
         return ort.InferenceSession(
-            model_bytes, sess_options=options, providers=["CPUExecutionProvider"]
+            model_bytes,
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=list(disabled_optimizers),
         )
     except _ORT_LOAD_ERRORS as exc:
         raise EmbedderError("model file is not a loadable ONNX model", path=str(path)) from exc

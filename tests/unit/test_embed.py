@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 
+from observations import embed_local as embedder_local
 from observations.embed import (
     Embedder,
     EmbedderError,
@@ -31,7 +33,7 @@ from observations.embed import (
     default_model_files,
     make_embedder,
 )
-from observations.embed_local import QUANTIZED_MODEL_NAME, QUANTIZED_SHA256
+from observations.embed_local import LOCAL_MODELS, QUANTIZED_MODEL_NAME, QUANTIZED_SHA256
 
 HIKING = "I love hiking in the mountains"
 TREKKING = "Mountain trekking is my passion"
@@ -516,3 +518,24 @@ def test_a_q8_derivation_that_hashes_otherwise_is_refused(tmp_path: Path) -> Non
 def test_an_unknown_local_model_is_refused() -> None:
     with pytest.raises(EmbedderError, match="unknown local model"):
         LocalEmbedder(model="all-MiniLM-L12-v2")
+
+
+@pytest.mark.parametrize("model", LOCAL_MODELS)
+def test_the_sessions_runtime_tweaks_keep_each_models_vectors(model: str, q8_cache: Path) -> None:
+    build = embedder_local._Build(model, default_model_files(), 1, 256, q8_cache)
+    runtime = embedder_local._load_runtime(build)
+    # the same file run with every graph optimization onnxruntime applies by default
+    plain = ort.InferenceSession(
+        embedder_local._model_bytes(build), providers=["CPUExecutionProvider"]
+    )
+    reference = replace(runtime, session=plain)
+    texts = [text for text in VARIED if text]
+    vectors = LocalEmbedder(model=model, cache_dir=q8_cache).embed(texts)
+    for text, vector in zip(texts, vectors, strict=True):
+        expected = embedder_local._run_batch(reference, [runtime.tokenizer.encode(text).ids])[0]
+        if model == QUANTIZED_MODEL_NAME:
+            # another float order can move an activation across a rounding step of the
+            # per-run quantization: the vector moves a little, as on another CPU
+            assert _cos(vector, expected) > 0.999
+        else:
+            np.testing.assert_allclose(vector, expected, rtol=0, atol=1e-5)
