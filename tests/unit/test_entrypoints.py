@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import pytest
@@ -21,7 +22,11 @@ def test_the_memledger_command_runs_numpys_blas_on_one_thread(
         if _blas_threads() != {2}:
             pytest.skip("this machine's BLAS does not run on two threads")
         monkeypatch.setattr(sys, "argv", ["memledger", "--help"])
-        with pytest.raises(SystemExit) as exited:
-            main()
+        on_sigterm = signal.getsignal(signal.SIGTERM)  # main() sets its own
+        try:
+            with pytest.raises(SystemExit) as exited:
+                main()
+        finally:
+            signal.signal(signal.SIGTERM, on_sigterm)
         assert exited.value.code == 0
         assert _blas_threads() == {1}
