@@ -78,6 +78,14 @@ class Settings(BaseSettings):
         "revoked key keeps working up to this long; 0: every request looks its key up)",
     )
     api_processes: int = Field(default=1, gt=0, le=64, description="memledger serve processes")
+    api_read_concurrency: int | None = Field(
+        default=None,
+        gt=0,
+        le=256,
+        description="context and search requests one API process computes at once, the "
+        "others waiting their turn (default: with the local embedder, the CPU cores over "
+        "MEMLEDGER_API_PROCESSES, at least 1; else 40)",
+    )
     embedder: Literal["local", "openai", "hash"] = Field(
         default="local", description="local ONNX MiniLM, an OpenAI-compatible API, or hash (tests)"
     )

@@ -116,6 +116,17 @@ def one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+def read_concurrency(settings: Settings) -> int:
+    """How many context and search requests one API process computes at once. With the
+    local embedder a request is CPU work throughout: about one per core. Another embedder
+    waits on the network for each query, so requests overlap as in any worker thread."""
+    if settings.api_read_concurrency is not None:
+        return settings.api_read_concurrency
+    if settings.embedder != "local":
+        return 40  # the worker threads a process has for its requests
+    return max(1, (os.cpu_count() or 1) // settings.api_processes)
+
+
 def wall_clock() -> datetime:
     """The current time: read only by entrypoints, passed to the library as ``now``."""
     return datetime.now(UTC)

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import anyio
 import psycopg
 import redis
 import structlog
@@ -47,6 +48,10 @@ class ApiState:
     # validate and append a batch: the others wait here, not holding the interpreter
     # from the one whose append holds the ledger.
     appending: threading.Lock = field(default_factory=threading.Lock)
+    # Context and search requests compute in at most this many worker threads of the
+    # process at once (about one per core); the others wait on the event loop, not in
+    # threads taking turns with the interpreter (docs/api.md).
+    reads: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
     # builds handed over before this may be lost with a restarted Redis: handed over again
     _lost_before: datetime | None = field(default=None, init=False, repr=False)
 

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 
+import anyio
 import click
 import dramatiq
 import structlog
@@ -30,6 +31,7 @@ from ops.wiring import (
     one_blas_thread,
     open_runtime,
     query_embedder_from,
+    read_concurrency,
     wall_clock,
 )
 from ops.worker.actors import enqueue_builds, enqueue_projection
@@ -73,6 +75,7 @@ def api_state(rt: Runtime, actor: dramatiq.Actor[[str, int], None]) -> Iterator[
             redis_ping=redis_ping,
             metrics=SharedMetrics(window.client),
             queue_restarted=lambda: redis_restarted(actor.broker),
+            reads=anyio.CapacityLimiter(read_concurrency(s)),
         )
         stop = threading.Event()
         flusher = threading.Thread(target=_flush_pending, args=(state, stop), daemon=True)
@@ -124,8 +127,8 @@ def serve(
     """Run the HTTP API (OpenAPI at /openapi.json, docs at /docs)."""
     import uvicorn
 
-    s = ctx.settings
-    processes = processes or s.api_processes
+    processes = processes or ctx.settings.api_processes
+    s = ctx.settings.model_copy(update={"api_processes": processes})
     if with_workers is None:
         with_workers = s.database_url is None
     with open_runtime(s) as rt, build_process(rt) if with_workers else nullcontext():

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio
 import uvicorn
 
 from ledger.db import connect, make_pool
@@ -22,6 +23,7 @@ from ops.api.keys import create_key
 from ops.api.state import ApiState
 from ops.metrics import SharedMetrics
 from ops.settings import Settings
+from ops.wiring import read_concurrency
 from retrieval.recent import RecentWindow
 from retrieval.search import SearchSettings
 from retrieval.tokens import approx_count
@@ -113,6 +115,7 @@ def api_server(db_url: str, redis_url: str, *, port: int = 0, **more: Any) -> It
             clock=lambda: clock[0],
             redis_ping=lambda: bool(window.client.ping()),
             metrics=SharedMetrics(window.client),
+            reads=anyio.CapacityLimiter(read_concurrency(settings)),
         )
         server = uvicorn.Server(
             uvicorn.Config(create_app(state), host="127.0.0.1", port=port, log_level="warning")

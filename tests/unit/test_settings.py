@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from observations.embed_models import Embedders
-from ops.settings import InvalidSettings, load_settings
-from ops.wiring import make_embedder_from
+from ops.settings import InvalidSettings, Settings, load_settings
+from ops.wiring import make_embedder_from, read_concurrency
 
 
 @pytest.mark.parametrize(
@@ -136,3 +137,17 @@ def test_the_openai_embedder_takes_the_batch_size_setting(monkeypatch: pytest.Mo
     embedders = make_embedder_from(load_settings())
     assert isinstance(embedders, Embedders)
     assert embedders.configured.batch_size == 16  # type: ignore[attr-defined]
+
+
+def test_an_api_process_computes_about_one_read_per_core_with_the_local_embedder() -> None:
+    def settings(**given: object) -> Settings:
+        return Settings(
+            **{"embedder": "local", "api_processes": 1, "api_read_concurrency": None, **given}
+        )
+
+    cores = os.cpu_count() or 1
+    assert read_concurrency(settings()) == cores
+    assert read_concurrency(settings(api_processes=cores)) == 1
+    assert read_concurrency(settings(api_processes=cores + 1)) == 1
+    assert read_concurrency(settings(embedder="openai")) == 40  # it waits on the network
+    assert read_concurrency(settings(api_read_concurrency=5)) == 5

@@ -7,6 +7,7 @@ import time
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
+import anyio.to_thread
 from fastapi import APIRouter, BackgroundTasks, HTTPException, Path, Query, Response
 from pydantic import BaseModel
 
@@ -20,6 +21,7 @@ from ops.api import idempotency
 from ops.api.deps import Owner, State, TenantConn
 from ops.api.errors import ERRORS
 from ops.api.idempotency import IdempotencyKey
+from ops.api.keys import KeyOwner
 from ops.api.models import (
     CloseOut,
     ContextIn,
@@ -42,6 +44,7 @@ from ops.api.models import (
     SearchOut,
     SkillOut,
 )
+from ops.api.state import ApiState
 from ops.metrics import LATENCY
 from ops.usecases import maintenance
 from ops.usecases.edit import edit, forget_entry, forget_owner
@@ -104,8 +107,12 @@ def post_close(
 
 
 @router.post("/search", tags=["read"], response_model=SearchOut)
-def post_search(body: SearchIn, owner: Owner, state: State) -> Response:
+async def post_search(body: SearchIn, owner: Owner, state: State) -> Response:
     """Entries relevant to the query within the scope, best first, each with an explain."""
+    return await anyio.to_thread.run_sync(_search, body, owner, state, limiter=state.reads)
+
+
+def _search(body: SearchIn, owner: KeyOwner, state: ApiState) -> Response:
     started = time.perf_counter()
     filters = Filters(
         kinds=tuple(body.kinds), since=body.since, until=body.until, history=body.history
@@ -129,9 +136,13 @@ def post_search(body: SearchIn, owner: Owner, state: State) -> Response:
 
 
 @router.post("/context", tags=["read"], response_model=ContextOut)
-def post_context(body: ContextIn, owner: Owner, state: State) -> Response:
+async def post_context(body: ContextIn, owner: Owner, state: State) -> Response:
     """The context bundle for a query: profile, memories, skills, earlier sessions and the
     open session's recent messages, packed whole-item under the token budget."""
+    return await anyio.to_thread.run_sync(_context, body, owner, state, limiter=state.reads)
+
+
+def _context(body: ContextIn, owner: KeyOwner, state: ApiState) -> Response:
     started = time.perf_counter()
     scope = Scope(owner.tenant_id, body.user_id, body.agent_id)
     now = state.clock()
