@@ -65,7 +65,6 @@ def eval_locomo(
     config = make_build_config(s)
     # the entry jobs a deployment schedules, embedding with the builds' model
     jobs = consolidation_config(s, None, embedder=config.embedder)
-    now = wall_clock()
     with (
         services(s, redis=False) as urls,
         scratch_database(urls.database_url, EVAL_DATABASE, reuse=reuse) as url,
@@ -76,7 +75,12 @@ def eval_locomo(
             for conv in convs:
                 built.append(
                     locomo.ingest_and_build(
-                        conn, conv, config, now=now, consolidation=jobs, on_session=bar.update
+                        conn,
+                        conv,
+                        config,
+                        now=conv.asked_at,
+                        consolidation=jobs,
+                        on_session=bar.update,
                     )
                 )
         answers = []

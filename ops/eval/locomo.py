@@ -210,7 +210,7 @@ def ask(
     texts = [turn_text(t) for t in turns]
     bm25 = BM25(texts)
     scope = Scope(tenant_of(conversation))
-    now = turns[-1].at + timedelta(days=1)  # asked the day after the last session
+    now = conversation.asked_at
     answers = []
     for q in conversation.questions:
         top = search(

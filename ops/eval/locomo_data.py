@@ -59,6 +59,12 @@ class Conversation:
         for session in self.sessions:
             yield from session
 
+    @property
+    def asked_at(self) -> datetime:
+        """The day after its last session: when the eval ingests and builds it and asks its
+        questions (a moment of the data, not of the machine: runs repeat exactly)."""
+        return self.sessions[-1][-1].at + timedelta(days=1)
+
 
 def load(path: Path, only: set[str] | None = None) -> list[Conversation]:
     """The conversations of a LoCoMo file (``only`` their sample ids, when given)."""
