@@ -73,7 +73,7 @@ _ORT_LOAD_ERRORS = (ort_state.Fail, ort_state.InvalidProtobuf, ort_state.Invalid
 # build runs without that fusion, 8% faster to the same vector (1e-6). The q8 build keeps
 # it: there another float order moves some activations across a rounding step of the
 # per-run quantization, and its stored vectors would move with them (cosine ≥ 0.9997;
-# LoCoMo dev recall@10 0.824 against 0.831, more than its run-to-run spread of 0.002).
+# LoCoMo dev recall@10 0.824 against 0.829–0.831 in every other run).
 _SLOW_FUSIONS = ["SkipLayerNormFusion"]
 
 
