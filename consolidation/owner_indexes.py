@@ -39,6 +39,8 @@ Q = load_queries("consolidation")
 log = structlog.get_logger(__name__)
 # the models whose entries have HNSW indexes (the two local builds), with their dimension
 INDEXED = dict.fromkeys(LOCAL_MODELS, MODEL_DIM)
+# what names an owner's index: in its name (hashed) and its comment (JSON)
+_KEYS = ("tenant_id", "owner_type", "owner_id", "embedding_model")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +74,7 @@ def run_owner_indexes(
         rows = conn.execute(Q["owners_to_index"], params)
         room = max(policy.max_indexes - others, 0)  # the cap is across tenants
         for r in sorted(rows, key=_largest_first)[:room]:
-            key = (r["tenant_id"], r["owner_type"], r["owner_id"], r["embedding_model"])
-            wanted[owner_index_name(*key)] = r
+            wanted[owner_index_name(*(r[k] for k in _KEYS))] = r
     kept, dropped = set(), 0
     for ix, owner in mine:
         if ix["valid"] and ix["name"] in wanted:
@@ -94,7 +95,7 @@ def run_owner_indexes(
 
 
 def _largest_first(row: Mapping[str, Any]) -> tuple[Any, ...]:
-    return -row["n"], row["tenant_id"], row["owner_type"], row["owner_id"], row["embedding_model"]
+    return -row["n"], *(row[k] for k in _KEYS)
 
 
 def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int, wait: timedelta) -> None:
@@ -127,8 +128,7 @@ def _build(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
 
 
 def _comment(conn: Conn, name: str, owner: Mapping[str, Any]) -> None:
-    keys = ("tenant_id", "owner_type", "owner_id", "embedding_model")
-    text = json.dumps({k: owner[k] for k in keys}, ensure_ascii=False)
+    text = json.dumps({k: owner[k] for k in _KEYS}, ensure_ascii=False)
     conn.execute(
         sql.SQL("COMMENT ON INDEX {} IS {}").format(sql.Identifier(name), sql.Literal(text))
     )

@@ -158,7 +158,6 @@ def _time_problem(value: datetime) -> str | None:
 
 
 _FIELDS = frozenset(EventIn.model_fields)
-_FIELDS_SET = set(_FIELDS)
 # each text field's max_length, as the model declares it (None: unbounded)
 _MAX = {
     name: next((m.max_length for m in field.metadata if hasattr(m, "max_length")), None)
@@ -215,7 +214,7 @@ def _quick(item: Mapping[str, Any]) -> EventIn | None:
     # model_validate's, so a pydantic that stores models otherwise fails it.
     event = _new_event(EventIn)
     _set(event, "__dict__", values)
-    _set(event, "__pydantic_fields_set__", _FIELDS_SET.copy())
+    _set(event, "__pydantic_fields_set__", set(_FIELDS))
     _set(event, "__pydantic_extra__", None)
     _set(event, "__pydantic_private__", None)
     return event

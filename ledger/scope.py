@@ -27,11 +27,8 @@ def usable_id(value: str) -> bool:
         return (
             0 < len(value) <= MAX_ID_LENGTH
             and value.isprintable()
-            and " "
-            not in (
-                value[0],
-                value[-1],
-            )
+            and not value.startswith(" ")
+            and not value.endswith(" ")
         )
     return ID.match(value) is not None
 

@@ -167,7 +167,7 @@ def _scope_parts(
     ] or [scope.common]
     names: dict[str, str] = {}  # the parts' own indexes, by parameter
     owned: list[sql.Composable] = []
-    for i, key in enumerate(scope.owner_keys or (None,) * len(wheres)):
+    for i, key in enumerate(scope.owner_keys or (None,)):  # (None,): the whole scope
         if key is None:  # the channels of a participant: no one owner
             owned.append(sql.SQL("false"))
             continue
