@@ -147,7 +147,7 @@ class _Kept:
         """Keep `s` unless it nearly repeats a kept item; penalize it if the items kept
         above it already showed all its source events."""
         tokens = normalized_tokens(s.candidate.statement)
-        if any(self._near(tokens, other) for other in self.tokens):
+        if self._repeats(tokens):
             return
         self.tokens.append(tokens)
         c = s.candidate
@@ -166,8 +166,13 @@ class _Kept:
             }
             self.items.append(Scored(c, total, {**s.explain, **why, "score": total}))
 
-    def _near(self, a: frozenset[str], b: frozenset[str]) -> bool:
-        # jaccard(a, b) <= min/max of the sizes: most pairs are settled without a set op
+    def _repeats(self, tokens: frozenset[str]) -> bool:
+        """Whether ``tokens`` nearly repeat a kept item's. A Jaccard similarity is at most
+        the smaller set's size over the larger's: most pairs are settled by their sizes."""
         threshold = self.weights.duplicate_threshold
-        small, large = sorted((len(a), len(b)))
-        return small >= threshold * large and jaccard(a, b) >= threshold
+        n = len(tokens)
+        return any(
+            threshold * n <= len(other) and threshold * len(other) <= n
+            and jaccard(tokens, other) >= threshold
+            for other in self.tokens
+        )  # fmt: skip
