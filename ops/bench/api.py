@@ -173,6 +173,7 @@ def prepare(conn: Conn, config: BuildConfig, now: datetime) -> str:
     for tenant, session_id in sessions_to_build(conn, now=now, limit=1000):
         build_session(conn, tenant, session_id, config, now=now)
     project(conn, TENANT, now=now)
+    conn.execute("ANALYZE")  # as autovacuum would have by now on a live database
     return create_key(conn, TENANT, name="bench", now=now)[1]
 
 
