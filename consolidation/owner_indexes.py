@@ -9,6 +9,10 @@ owner_id = … AND embedding_model = … AND status = 'active'``) serves the sam
 a graph that holds nothing else; search picks it by its name
 (:func:`ledger.owner_indexes.owner_index_name`) once it is valid.
 
+A user's entries in channels count as an owner of their own, the *participant* (the
+channel entries naming the user in ``fields.participant_ids``: the summaries of the
+sessions they took part in), indexed by that condition.
+
 An owner gets one at ``min_entries`` active entries of an indexed model and keeps it
 until it falls below half of that, so an owner near the line is not rebuilt back and
 forth. At most ``max_indexes`` owners have one, the largest: the planner weighs every
@@ -31,7 +35,7 @@ import structlog
 from psycopg import sql
 
 from ledger.db import Conn
-from ledger.owner_indexes import PREFIX, owner_index_name
+from ledger.owner_indexes import PARTICIPANT, PREFIX, owner_index_name
 from ledger.sqlfile import load_queries
 from observations.embed_local import LOCAL_MODELS, MODEL_DIM
 
@@ -110,11 +114,18 @@ def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int, wait: tim
 
 
 def _build(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
+    # a participant's entries: the channel entries naming them, as the search's scope
+    # says it (retrieval/queries.sql, channel_part), so that the planner matches the two
+    whose = (
+        "owner_type = 'channel' AND (fields -> 'participant_ids') ? {owner}"
+        if owner["owner_type"] == PARTICIPANT
+        else "owner_type = {type} AND owner_id = {owner}"
+    )
     conn.execute(
         sql.SQL(
             "CREATE INDEX CONCURRENTLY {name} ON memory_entries"
             " USING hnsw ((embedding::halfvec({dim})) halfvec_cosine_ops)"
-            " WHERE tenant_id = {tenant} AND owner_type = {type} AND owner_id = {owner}"
+            f" WHERE tenant_id = {{tenant}} AND {whose}"
             " AND embedding_model = {model} AND status = 'active'"
         ).format(
             name=sql.Identifier(name),

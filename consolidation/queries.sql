@@ -314,13 +314,24 @@ SELECT %(tenant_id)s, d.owner_type, d.owner_id, 'digest', d.key, d.statement, d.
 RETURNING id;
 
 -- name: owners_to_index
--- The owners (users and agents: a channel's entries are searched by participant, not by
--- owner) holding at least %(min)s active entries of an indexed model, with their count.
+-- The owners holding at least %(min)s active entries of an indexed model, with their
+-- count: users and agents, and as 'participant' each user the channel entries name (a
+-- channel's entries are searched by participant, not by owner).
+WITH owned AS (
+    SELECT tenant_id, owner_type, owner_id, embedding_model
+      FROM memory_entries
+     WHERE status = 'active' AND embedding_model = ANY(%(models)s)
+       AND owner_type IN ('user', 'agent')
+       AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+    UNION ALL
+    SELECT e.tenant_id, 'participant', p, e.embedding_model
+      FROM memory_entries e, jsonb_array_elements_text(e.fields -> 'participant_ids') AS p
+     WHERE e.status = 'active' AND e.embedding_model = ANY(%(models)s)
+       AND e.owner_type = 'channel' AND jsonb_typeof(e.fields -> 'participant_ids') = 'array'
+       AND (%(tenant_id)s::text IS NULL OR e.tenant_id = %(tenant_id)s)
+)
 SELECT tenant_id, owner_type, owner_id, embedding_model, count(*) AS n
-  FROM memory_entries
- WHERE status = 'active' AND embedding_model = ANY(%(models)s)
-   AND owner_type IN ('user', 'agent')
-   AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+  FROM owned
  GROUP BY tenant_id, owner_type, owner_id, embedding_model
 HAVING count(*) >= %(min)s;
 

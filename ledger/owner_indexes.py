@@ -14,6 +14,9 @@ import hashlib
 import json
 
 PREFIX = "memory_entries_hnsw_owner_"
+# The owner type that names a user's entries in channels: those naming the user among
+# their participants (a channel's entries are searched by participant, not by owner).
+PARTICIPANT = "participant"
 
 
 def owner_index_name(tenant_id: str, owner_type: str, owner_id: str, model: str) -> str:

@@ -38,7 +38,7 @@ from typing import Any
 from psycopg import sql
 
 from ledger.db import Conn
-from ledger.owner_indexes import owner_index_name
+from ledger.owner_indexes import PARTICIPANT, owner_index_name
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder
 from observations.embed_local import LOCAL_MODELS
@@ -59,23 +59,35 @@ _WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True, slots=True)
+class OwnerPart:
+    """One owner condition of a scope: its rows (``condition``) and the ``(owner_type,
+    owner_id)`` its own index is named by. A part found through other rows (a user's
+    channels) has two more: ``bound``, a condition every row of it meets that the owner
+    index alone answers, to count it by; ``indexed``, the part as its own index states it
+    (the planner takes that index only for a query that says so)."""
+
+    condition: sql.Composable
+    key: tuple[str, str]
+    bound: sql.Composable | None = None
+    indexed: sql.Composable | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ScopeSql:
-    """The scope as SQL: conditions every row meets, and the owner conditions (any of,
-    disjoint), each with the ``(owner_type, owner_id)`` it names alone (None: the
-    channels of a participant); ``current``: active entries only (the HNSW indexes can
-    serve it)."""
+    """The scope as SQL: conditions every row meets, and the owner parts (any of,
+    disjoint); ``current``: active entries only (the HNSW indexes can serve it)."""
 
     common: sql.Composable
-    owners: tuple[sql.Composable, ...]
+    owners: tuple[OwnerPart, ...]
     params: dict[str, Any]
     current: bool = True
-    owner_keys: tuple[tuple[str, str] | None, ...] = ()
 
     @property
     def where(self) -> sql.Composable:
         if not self.owners:
             return self.common
-        return sql.SQL("{} AND ({})").format(self.common, sql.SQL(" OR ").join(self.owners))
+        either = sql.SQL(" OR ").join(o.condition for o in self.owners)
+        return sql.SQL("{} AND ({})").format(self.common, either)
 
 
 def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
@@ -87,21 +99,19 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     params: dict[str, Any] = {"tenant_id": scope.tenant_id}
     if filters.history:
         params["statuses"] = list(WITH_HISTORY)
-    owners = []
-    keys: list[tuple[str, str] | None] = []
+    owners: list[OwnerPart] = []
     if scope.user_id is not None:
-        owners += [
-            sql.SQL("(owner_type = 'user' AND owner_id = %(user_id)s)"),
-            sql.SQL("(owner_type = 'channel' AND fields -> 'participant_ids' ? %(user_id)s)"),
-        ]
-        keys += [("user", scope.user_id), None]
+        mine = sql.SQL("(owner_type = 'user' AND owner_id = %(user_id)s)")
+        owners.append(OwnerPart(mine, ("user", scope.user_id)))
+        channels = sql.SQL(Q["channel_part"])
+        bound, indexed = sql.SQL(Q["channel_part_bound"]), sql.SQL(Q["channel_part_indexed"])
+        owners.append(OwnerPart(channels, (PARTICIPANT, scope.user_id), bound, indexed))
         params["user_id"] = scope.user_id
     if scope.agent_id is not None:
         agent = "owner_type = 'agent' AND owner_id = %(agent_id)s"
         if scope.user_id is not None:  # what the agent learnt from the user, or alone
             agent += " AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s)"
-        owners.append(sql.SQL(f"({agent})"))
-        keys.append(("agent", scope.agent_id))
+        owners.append(OwnerPart(sql.SQL(f"({agent})"), ("agent", scope.agent_id)))
         params["agent_id"] = scope.agent_id
     if filters.kinds:
         conds.append(sql.SQL("kind = ANY(%(kinds)s)"))
@@ -112,9 +122,7 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     if filters.until is not None:
         conds.append(sql.SQL("valid_from < %(until)s"))
         params["until"] = filters.until
-    return ScopeSql(
-        sql.SQL(" AND ").join(conds), tuple(owners), params, not filters.history, tuple(keys)
-    )
+    return ScopeSql(sql.SQL(" AND ").join(conds), tuple(owners), params, not filters.history)
 
 
 def vector_list(
@@ -131,9 +139,9 @@ def vector_list(
     indexed = embedder.model in INDEXED_MODELS
     paths = [p.path(indexed, scope.current) for p in parts]
     if all(path == "vector_exact" for path in paths):  # one scan of the whole scope
-        queries = [(scope.where, "vector_exact")]
+        queries = [(scope.where, scope.where, "vector_exact")]
     else:
-        queries = [(p.where, path) for p, path in zip(parts, paths, strict=True) if p.size]
+        queries = [p.query(path) for p, path in zip(parts, paths, strict=True) if p.size]
     if not queries:  # an owner's index left over from entries since deleted, and no other
         return [], size
     return _vector_candidates(conn, scope.params, queries, vector, embedder, k), size
@@ -141,10 +149,12 @@ def vector_list(
 
 @dataclass(frozen=True, slots=True)
 class _Part:
-    """One owner part of a scope: its rows, how many (counted up to a cap), whether it
-    has an HNSW index of its own, and the size below which it is ranked exactly."""
+    """One owner part of a scope: its rows, as its own index states them, how many
+    (counted up to a cap), whether it has an HNSW index of its own, and the size below
+    which it is ranked exactly."""
 
     where: sql.Composable
+    indexed: sql.Composable
     size: int
     own_index: bool
     exact_below: int
@@ -154,28 +164,45 @@ class _Part:
             return "vector_exact"
         return "vector_hnsw" if current else "vector_hnsw_history"
 
+    def query(self, path: str) -> tuple[sql.Composable, sql.Composable, str]:
+        """The part's rows for ``path``'s HNSW half (as its own index states them, when it
+        goes through it) and for an exact half, with the path."""
+        through_own = self.own_index and path != "vector_exact"
+        return (self.indexed if through_own else self.where), self.where, path
+
 
 def _scope_parts(
     conn: Conn, scope: ScopeSql, model: str, k: int, settings: SearchSettings
 ) -> list[_Part]:
     """The scope's parts (the whole scope when it has no owner condition), in one round
     trip. See ``scope_size`` in queries.sql: the same statement sets the HNSW scan
-    parameters for this transaction, in case a part's size calls for that path."""
-    count = sql.SQL(Q["scope_count"])
-    wheres: list[sql.Composable] = [
-        sql.SQL("{} AND {}").format(scope.common, o) for o in scope.owners
-    ] or [scope.common]
+    parameters for this transaction, in case a part's size calls for that path. A part
+    with a bound is counted by it where that decides the same (``bounded_count``): an
+    index-only count, where checking each row would read it."""
+    count, bounded = sql.SQL(Q["scope_count"]), sql.SQL(Q["bounded_count"])
+
+    def rows(condition: sql.Composable) -> sql.Composable:
+        return sql.SQL("{} AND {}").format(scope.common, condition)
+
+    def counted(condition: sql.Composable) -> sql.Composable:
+        return count.format(scope=rows(condition))
+
     names: dict[str, str] = {}  # the parts' own indexes, by parameter
+    counts: list[sql.Composable] = []
     owned: list[sql.Composable] = []
-    for i, key in enumerate(scope.owner_keys or (None,)):  # (None,): the whole scope
-        if key is None:  # the channels of a participant: no one owner
-            owned.append(sql.SQL("false"))
-            continue
-        names[f"index_{i}"] = owner_index_name(scope.params["tenant_id"], *key, model)
-        owned.append(sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}")))
+    if not scope.owners:  # the whole scope: one part, no owner
+        counts.append(count.format(scope=scope.common))
+        owned.append(sql.SQL("false"))
+    for i, owner in enumerate(scope.owners):
+        names[f"index_{i}"] = owner_index_name(scope.params["tenant_id"], *owner.key, model)
+        own = sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
+        n = counted(owner.condition)
+        if owner.bound is not None:
+            n = bounded.format(own=own, bound=counted(owner.bound), exact=n)
+        counts.append(n)
+        owned.append(own)
     query = sql.SQL(Q["scope_size"]).format(
-        counts=sql.SQL(", ").join(count.format(scope=w) for w in wheres),
-        owned=sql.SQL(", ").join(owned),
+        counts=sql.SQL(", ").join(counts), owned=sql.SQL(", ").join(owned)
     )
     params = {
         **scope.params,
@@ -189,29 +216,34 @@ def _scope_parts(
     if row is None:
         return []
     exact_below = max(settings.exact_scope_cap, int(row["crossover"]))
+    forms = [(rows(o.condition), rows(o.indexed or o.condition)) for o in scope.owners]
     return [
-        _Part(w, int(n), bool(own), exact_below)
-        for w, n, own in zip(wheres, row["counts"], row["owned"], strict=True)
+        _Part(where, indexed, int(n), bool(own), exact_below)
+        for (where, indexed), n, own in zip(
+            forms or [(scope.common, scope.common)], row["counts"], row["owned"], strict=True
+        )
     ]
 
 
 def _vector_candidates(
     conn: Conn,
     params: dict[str, Any],
-    queries: Sequence[tuple[sql.Composable, str]],
+    queries: Sequence[tuple[sql.Composable, sql.Composable, str]],
     vector: Any,
     embedder: Embedder,
     k: int,
 ) -> list[Candidate]:
-    """The best ``k`` of the lists of ``queries`` (each a scope and its path)."""
+    """The best ``k`` of the lists of ``queries`` (each the rows of its scope for an HNSW
+    half and for an exact half, and its path)."""
     statements = [
         sql.SQL(Q[path]).format(
             columns=_COLUMNS,
             scope=where,
+            rest=rest,
             dim=sql.SQL(str(int(embedder.dim))),
             model=sql.Literal(embedder.model),  # a literal: the partial HNSW index must match
         )
-        for where, path in queries
+        for where, rest, path in queries
     ]
     query = (
         statements[0]

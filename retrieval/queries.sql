@@ -23,6 +23,40 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_sca
      LIMIT greatest(%(cap)s, (SELECT crossover FROM cap))
 ) s)
 
+-- name: bounded_count
+-- A part that has a bound (a cheaper condition every row of the part meets, counted from
+-- the owner index alone) is counted by it when the part has its own index (it takes that
+-- path whatever its size) or when the bound's count stays under the cap (the part's own
+-- does too: it is ranked exactly either way; only the full-text choice, made on the
+-- scope's total, can differ when the bound counts more); otherwise by its own rows.
+-- (OFFSET 0: the bound is counted once, not inlined into both of its uses.)
+(SELECT CASE WHEN {own} OR b < greatest(%(cap)s, (SELECT crossover FROM cap)) THEN b
+             ELSE {exact} END
+   FROM (SELECT {bound} AS b OFFSET 0) s)
+
+-- name: channel_part
+-- The channel entries naming the user as a participant, found through the channels the
+-- user takes part in (ledger/migrations/0007_channel_participants.sql): the owner index
+-- serves `owner_id = ANY(...)`, where the entry check alone would read every channel
+-- entry of the tenant.
+(owner_type = 'channel'
+ AND owner_id = ANY (ARRAY(SELECT channel_id FROM memory_channel_participants
+                            WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s))
+ AND fields -> 'participant_ids' ? %(user_id)s)
+
+-- name: channel_part_bound
+-- The entries of the channels the user takes part in: every channel_part row, and more if
+-- the user was not in all of a channel's sessions; counted from the owner index alone.
+(owner_type = 'channel'
+ AND owner_id = ANY (ARRAY(SELECT channel_id FROM memory_channel_participants
+                            WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s)))
+
+-- name: channel_part_indexed
+-- The same rows as channel_part, as the participant's own HNSW index states them
+-- (consolidation/owner_indexes.py): given the channels as well, the planner would rank
+-- them through the owner index instead.
+(owner_type = 'channel' AND fields -> 'participant_ids' ? %(user_id)s)
+
 -- name: owner_index_ready
 -- Whether the owner's own HNSW index (named by ledger.owner_indexes) exists and is valid.
 EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass({name}) AND indisvalid)
@@ -52,7 +86,8 @@ SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) 
 -- A large scope with history: its active entries through HNSW (the index holds those
 -- only), its other entries (superseded, merged, archived: usually few) ranked exactly
 -- through the owner index (every status but active, spelt out: an index condition on its
--- status column); the caller keeps the best k of both lists.
+-- status column; {rest} is the part as the owner index serves it, where {scope} may be
+-- as its own HNSW index states it); the caller keeps the best k of both lists.
 (SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) AS similarity
    FROM memory_entries
   WHERE {scope} AND status = 'active' AND embedding_model = {model}
@@ -61,7 +96,7 @@ SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) 
 UNION ALL
 (SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) AS similarity
    FROM memory_entries
-  WHERE {scope} AND status IN ('superseded', 'merged', 'archived', 'deleted')
+  WHERE {rest} AND status IN ('superseded', 'merged', 'archived', 'deleted')
     AND embedding_model = {model}
   ORDER BY similarity DESC, id
   LIMIT %(k)s);

@@ -35,6 +35,7 @@ from ops.bench.retrieval_load import (
     CacheFigures,
     LoadFigures,
     OwnerIndexFigures,
+    summaries,
     user_id,
 )
 from ops.bench.statements import questions
@@ -212,12 +213,14 @@ def completeness(
     now: datetime,
 ) -> list[Completeness]:
     """For the 20-entry probe user and the largest user, at each limit: the fraction of
-    queries that return every result the user can have, min(limit, entries)."""
+    queries that return every result the user can have, min(limit, entries in scope: the
+    user's own and the summaries naming them)."""
     probe = probe_rank(counts)
     out = []
     for rank in (probe, 1):
+        in_scope = counts[rank - 1] + summaries(counts[rank - 1])
         for limit in LIMITS:
-            want = min(limit, counts[rank - 1])
+            want = min(limit, in_scope)
             got = [
                 len(
                     search(
@@ -233,7 +236,7 @@ def completeness(
                 for q, _, _ in plan[:COMPLETENESS_QUERIES]
             ]
             full = sum(1 for n in got if n == want) / len(got)
-            out.append(Completeness(user_id(rank), counts[rank - 1], limit, full))
+            out.append(Completeness(user_id(rank), in_scope, limit, full))
     return out
 
 
@@ -252,7 +255,8 @@ def render(
 
     lines = [
         f"retrieval: {sum(counts):,} entries of {len(counts):,} users (largest "
-        f"{counts[0]:,}, median {sorted(counts)[len(counts) // 2]:,}, smallest {counts[-1]:,})",
+        f"{counts[0]:,}, median {sorted(counts)[len(counts) // 2]:,}, smallest {counts[-1]:,}),"
+        f" and {sum(map(summaries, counts)):,} summaries of their sessions",
     ]
     if load is None:
         lines.append("  load: reused the entries of an earlier run")
@@ -293,7 +297,7 @@ def render(
     lines += [row(f"search by tier: {t} (vector given)", v) for t, v in f.search_by_tier.items()]
     lines += [row(f"bundle by tier: {t} (with embedding)", v) for t, v in f.bundle_by_tier.items()]
     lines += [
-        f"  completeness: {c.user} ({c.entries:,} entries), limit {c.limit}: "
+        f"  completeness: {c.user} ({c.entries:,} entries in scope), limit {c.limit}: "
         f"{c.complete:.2f} of queries returned min(limit, entries)"
         for c in f.completeness
     ]

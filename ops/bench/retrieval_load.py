@@ -6,6 +6,9 @@ of ``memory_entries`` is dropped before the COPY and rebuilt after it (the HNSW 
 on its own; the owners' own HNSW indexes are left to consolidation's ``owner_indexes``
 job, :func:`owner_indexes`), then the table is vacuumed and analyzed, as autovacuum would
 have done on a live database. Half of the users (every other rank) get a small profile.
+Every user also takes part in sessions whose summaries are channel entries (one per
+``SUMMARY_EVERY`` of the user's entries, at least one), as builds write them: a user's
+scope holds those too.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ TENANT = "bench"
 START = datetime(2024, 10, 1, tzinfo=UTC)
 SEED = 7
 _PROFILE_KEYS = ("home_city", "job", "favourite_food", "morning_drink", "sport", "pet")
+SUMMARY_EVERY = 25  # a user's entries per session summary (a LoCoMo session makes ≈ 20)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +51,19 @@ def user_id(rank: int) -> str:
     return f"user-{rank:05d}"
 
 
+def summaries(entries: int) -> int:
+    """How many session summaries name a user with ``entries`` entries as a participant."""
+    return -(-entries // SUMMARY_EVERY)
+
+
 def holds(conn: Conn, counts: list[int]) -> bool:
-    """Whether the database already holds exactly these users and entries, indexed."""
+    """Whether the database already holds exactly these users, entries and summaries,
+    indexed."""
     row = conn.execute(
-        "SELECT count(*) AS n, count(DISTINCT owner_id) AS users,"
-        " count(*) FILTER (WHERE owner_id = %s) AS largest"
+        "SELECT count(*) FILTER (WHERE owner_type = 'user') AS n,"
+        " count(DISTINCT owner_id) FILTER (WHERE owner_type = 'user') AS users,"
+        " count(*) FILTER (WHERE owner_id = %s) AS largest,"
+        " count(*) FILTER (WHERE owner_type = 'channel') AS summaries"
         " FROM memory_entries WHERE tenant_id = %s",
         [user_id(1), TENANT],
     ).fetchone()
@@ -61,7 +73,8 @@ def holds(conn: Conn, counts: list[int]) -> bool:
     return (
         row is not None
         and index is not None
-        and (row["n"], row["users"], row["largest"]) == (sum(counts), len(counts), counts[0])
+        and (row["n"], row["users"], row["largest"], row["summaries"])
+        == (sum(counts), len(counts), counts[0], sum(map(summaries, counts)))
     )
 
 
@@ -78,7 +91,7 @@ def load(
 ) -> LoadFigures:
     """Replace the tenant's entries and profiles with a fresh synthetic load."""
     pool, pool_s = embed_pool(embedder, pool_size)
-    conn.execute("TRUNCATE memory_entries, user_profile CASCADE")
+    conn.execute("TRUNCATE memory_entries, memory_channel_participants, user_profile CASCADE")
     indexes = _secondary_indexes(conn)
     for name in indexes:
         conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
@@ -88,6 +101,14 @@ def load(
     rows = copy_entries(
         conn, entry_rows(TENANT, interleaved(owners, seed=SEED), pool, start=START, seed=SEED)
     )
+    sessions = [(user, summaries(n)) for user, n in owners]
+    rows += copy_entries(
+        conn,
+        entry_rows(
+            TENANT, interleaved(sessions, seed=SEED), pool, start=START, seed=SEED + 2,
+            summaries=True,
+        ),
+    )  # fmt: skip
     copy_s = time.perf_counter() - t
     profiles = _load_profiles(conn, len(counts))
     conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(work_mem)))

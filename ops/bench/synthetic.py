@@ -25,6 +25,7 @@ _DETAILS = (
     "friend", "sister", "brother", "colleague", "neighbour", "teacher", "doctor",
 )  # fmt: skip
 KINDS = ("preference", "event", "experience", "relationship", "goal", "episodic", "skill")
+SUMMARY = "session_summary"
 _COLUMNS = (
     "tenant_id, owner_type, owner_id, kind, key, canonical_statement, fields, embedding, "
     "embedding_model, confidence, importance, valid_from, recorded_at, source_event_ids, "
@@ -53,9 +54,12 @@ def entry_rows(
     start: datetime,
     seed: int,
     noise: float = 0.02,
+    summaries: bool = False,
 ) -> Iterator[tuple[Any, ...]]:
     """COPY rows: ``count`` entries for each ``(user_id, count)``, a pool statement each
-    (an owner may come back: :func:`interleaved` spreads each user's entries in time)."""
+    (an owner may come back: :func:`interleaved` spreads each user's entries in time).
+    With ``summaries``, each is a session summary instead: owned by a channel of its own
+    and naming the user as its participant, as a build writes the summary of a session."""
     rng = random.Random(seed)
     vectors = _perturbed(pool, np.random.default_rng(seed), noise)
     n = 0
@@ -64,13 +68,16 @@ def entry_rows(
             n += 1
             i = rng.randrange(len(pool.statements))
             when = start + timedelta(minutes=rng.randrange(0, 60 * 24 * 365))
-            kind = KINDS[i % len(KINDS)]
+            kind = SUMMARY if summaries else KINDS[i % len(KINDS)]
             detail = " ".join(rng.sample(_DETAILS, 3))
             statement = f"{pool.statements[i]} ({detail}, #{n})"
+            ref = f"summary-{n}" if summaries else str(n)
+            owner = ("channel", f"session-{n}") if summaries else ("user", user_id)
+            fields = {"topic": kind, **({"participant_ids": [user_id]} if summaries else {})}
             yield (
-                tenant_id, "user", user_id, kind, f"{kind}:{i}:{n}", statement,
-                Jsonb({"topic": kind}), HalfVector(vectors(i)), pool.model,
-                0.7 + 0.3 * rng.random(), rng.random(), when, when, [n], [f"syn-{n}"], when,
+                tenant_id, *owner, kind, f"{kind}:{i}:{n}", statement, Jsonb(fields),
+                HalfVector(vectors(i)), pool.model, 0.7 + 0.3 * rng.random(), rng.random(),
+                when, when, [n], [f"syn-{ref}"], when,
             )  # fmt: skip
 
 

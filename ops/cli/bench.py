@@ -177,8 +177,9 @@ def bench_retrieval(
 ) -> None:
     """Latency (p50/p95/p99) of search and of the context bundle with the configured
     embedder, with and without the query embedding, over synthetic entries of users with
-    Zipf-like sizes; filtered completeness for a 20-entry user beside the largest one; peak
-    RSS. Loads ENTRIES entries by COPY into a scratch database (memledger_bench_retrieval)
+    Zipf-like sizes and the summaries of their sessions (one per 25 of a user's entries);
+    filtered completeness for a 20-entry user beside the largest one; peak RSS. Loads
+    ENTRIES entries and the summaries by COPY into a scratch database (memledger_bench_retrieval)
     and builds the indexes after, the owners' own HNSW indexes by the owner_indexes job (a
     million take 5-15 minutes on a 2-core machine; see --reuse). Size shared_buffers to the
     table and its indexes (the output says whether they fit) or large users' queries read

@@ -30,6 +30,7 @@ TENANT_TABLES = [
     "consumer_checkpoint",
     "consolidation_runs",
     "api_keys",
+    "memory_channel_participants",
 ]
 
 
@@ -234,6 +235,21 @@ def test_a_tenant_scope_reads_zero_rows_of_another_tenant_from_every_table(
             )
             assert count(conn, query, [a]) == 0, table
     assert count(conn, "SELECT count(*) FROM consumer_checkpoint WHERE tenant_id = %s", [b]) == 1
+
+
+def test_every_table_of_tenants_rows_the_app_role_reads_is_under_row_level_security(
+    conn: Conn,
+) -> None:
+    """(A table the app role has no grant on, such as a re-embed's waiting vectors, is the
+    owner role's alone.)"""
+    rows = conn.execute(
+        "SELECT c.relname::text AS name, c.relrowsecurity AS secured FROM pg_class c"
+        " JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id'"
+        " WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'"
+        "   AND has_table_privilege('memledger_app', c.oid, 'SELECT, INSERT, UPDATE, DELETE')"
+    ).fetchall()
+    assert {r["name"] for r in rows} >= set(TENANT_TABLES)
+    assert [r["name"] for r in rows if not r["secured"]] == []
 
 
 def test_a_tenant_scope_cannot_insert_a_row_for_another_tenant(

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
 from ledger import DatabasePredatesMigrations, append
 from ledger.db import Conn, apply_schema, connect
@@ -370,3 +371,40 @@ def test_skill_proposals_upgraded_count_no_failures_until_projected_again(
                        "last_failure_at": None}  # fmt: skip
         with pytest.raises(psycopg.errors.CheckViolation):
             conn.execute("UPDATE skill_proposal SET successes_since_failure = 2")
+
+
+def test_channel_entries_written_before_0007_find_their_participants_after_it(
+    empty_db: Callable[[], str],
+) -> None:
+    """0007 fills the participants table from the channel entries already there; entries
+    written after it add theirs (the trigger)."""
+    with connect(empty_db(), autocommit=True) as conn:
+        assert upgrade(conn, to=6) == [1, 2, 3, 4, 5, 6]
+        add_channel_entry(conn, "mig", "dm-1", {"participant_ids": ["maya", "tom"]})
+        add_channel_entry(conn, "mig", "dm-1", {"participant_ids": ["maya"]})
+        add_channel_entry(conn, "mig", "dm-2", {"participant_ids": "maya"})  # not a list
+        add_channel_entry(conn, "other", "dm-1", {"participant_ids": ["ada"]})
+        assert upgrade(conn, to=7) == [7]
+        assert participants(conn) == [
+            ("mig", "dm-1", "maya"), ("mig", "dm-1", "tom"), ("other", "dm-1", "ada")
+        ]  # fmt: skip
+        add_channel_entry(conn, "mig", "dm-3", {"participant_ids": ["tom"]})
+        assert ("mig", "dm-3", "tom") in participants(conn)
+
+
+def add_channel_entry(conn: Conn, tenant: str, channel: str, fields: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT INTO memory_entries (tenant_id, owner_type, owner_id, kind, key,"
+        " canonical_statement, fields, confidence, importance, valid_from, recorded_at,"
+        " source_event_ids, updated_at)"
+        " VALUES (%s, 'channel', %s, 'session_summary', %s, 'They talked.', %s, 0.8, 0.5,"
+        " %s, %s, '{1}', %s)",
+        [tenant, channel, f"summary:{uuid.uuid4().hex}", Jsonb(fields), T0, NOW, NOW],
+    )
+
+
+def participants(conn: Conn) -> list[tuple[str, str, str]]:
+    rows = conn.execute(
+        "SELECT tenant_id, channel_id, user_id FROM memory_channel_participants ORDER BY 1, 2, 3"
+    ).fetchall()
+    return [(r["tenant_id"], r["channel_id"], r["user_id"]) for r in rows]

@@ -13,7 +13,7 @@ import pytest
 
 from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
 from ledger.db import Conn, connect
-from ledger.owner_indexes import PREFIX, owner_index_name
+from ledger.owner_indexes import PARTICIPANT, PREFIX, owner_index_name
 from observations.embed_local import QUANTIZED_MODEL_NAME
 from ops.bench.synthetic import Pool, copy_entries, entry_rows
 from retrieval.search import Scope, vector_search
@@ -107,6 +107,37 @@ def test_large_owners_get_an_index_of_their_own_and_search_walks_it(
     with conn.transaction(force_rollback=True):
         conn.execute("DELETE FROM memory_entries WHERE tenant_id = 't1' AND owner_id = 'big'")
         assert search("big", 20, plan="enable_sort") == []
+
+
+def test_a_user_in_many_sessions_gets_an_index_of_the_channel_entries_naming_them(
+    db: tuple[Conn, Pool],
+) -> None:
+    """ "mid" (300 entries of their own) took part in 450 sessions, each summarized in a
+    channel of its own: those summaries get an index, which the search of mid's scope
+    walks for that part, to the same results as ranked exactly."""
+    conn, pool = db
+    start = NOW - timedelta(days=100)
+    copy_entries(conn, entry_rows("t1", [("mid", 450)], pool, start=start, seed=3, summaries=True))
+    conn.execute("ANALYZE memory_entries")
+    stats = run_owner_indexes(conn, "t1", policy=OwnerIndexPolicy(min_entries=400))
+    assert stats == {"indexes": 2, "created": 2, "dropped": 0}
+    participant = owner_index_name("t1", PARTICIPANT, "mid", MODEL)
+    assert _indexes(conn) == {_name("t1", "big"): True, participant: True}
+
+    def search(k: int, *, plan: str) -> list[Candidate]:
+        with conn.transaction():
+            conn.execute(f"SET LOCAL {plan} = off")
+            return vector_search(conn, Scope("t1", "mid"), pool.vectors[5], embedder=embedder, k=k)
+
+    embedder = PoolEmbedder(pool)
+    before = _scans(conn, participant)
+    hits = search(40, plan="enable_sort")
+    assert _scans(conn, participant) == before + 1
+    assert {h.owner_type for h in hits} == {"user", "channel"}
+    assert all(h.fields["participant_ids"] == ["mid"] for h in hits if h.owner_type == "channel")
+    exact = search(40, plan="enable_indexscan")
+    assert [h.entry_id for h in hits] == [h.entry_id for h in exact]
+    assert len(search(1000, plan="enable_indexscan")) == 300 + 450
 
 
 def test_the_largest_owners_come_first_when_indexes_are_capped(db: tuple[Conn, Pool]) -> None:

@@ -34,9 +34,17 @@ from retrieval.candidates import scope_sql, text_candidates
 from retrieval.context import ContextRequest, build_context, bundle_provenance
 from retrieval.items import MemoryItem, SummaryItem
 from retrieval.recent import RecentWindow, recent_messages
-from retrieval.search import Filters, InvalidQuery, Scope, search, vector_search
+from retrieval.search import (
+    Filters,
+    InvalidQuery,
+    Scope,
+    SearchSettings,
+    search,
+    vector_search,
+)
 from retrieval.tokens import approx_count
-from tests.events import replay, sample_events
+from retrieval.types import RetrievalWeights
+from tests.events import message, replay, sample_events
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
 MINILM = "all-MiniLM-L6-v2-int8"
@@ -267,6 +275,56 @@ def test_user_scope_sees_own_facts_and_own_sessions_only(conn: Conn) -> None:
         conn, Scope(f"{tenant}-other", "maya"), "peanut", embedder=HashEmbedder(), now=NOW
     )
     assert other == []
+
+
+def test_a_channels_summaries_are_in_the_scope_of_the_users_of_their_own_session(
+    conn: Conn,
+) -> None:
+    """One channel, two sessions: Maya and Tom in the first, Maya and Ada in the second.
+    Each session's summary is in the scope of its own participants only, found through
+    the channel participants table, which holds each tenant's rows alone."""
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    start = NOW - timedelta(days=3)
+    turns = [
+        ("maya", "We should plan the hiking trip to the Alps this summer."),
+        ("tom", "I can book the mountain hut for the hiking trip."),
+        ("maya", "The pottery class moved the kiln day to Thursday."),
+        ("ada", "I will bring the glazes for the pottery kiln on Thursday."),
+    ]
+    events = [
+        message(f"m{i}", start + timedelta(days=i // 2, minutes=i), channel="team",
+                actor=actor, content=text)
+        for i, (actor, text) in enumerate(turns)
+    ]  # fmt: skip
+    for t in (tenant, f"{tenant}-other"):
+        replay(conn, t, events, now=NOW)
+        config = BuildConfig(extractor=HeuristicExtractor(), embedder=HashEmbedder())
+        for built_tenant, sid in sessions_to_build(conn, now=NOW):
+            if built_tenant == t:
+                build_session(conn, t, sid, config, now=NOW)
+
+    def summaries(user: str) -> set[str]:
+        found = search(
+            conn, Scope(tenant, user), "hiking pottery kiln", embedder=HashEmbedder(), now=NOW,
+            limit=50, settings=SearchSettings(weights=RetrievalWeights(min_score=0)),
+        )  # fmt: skip
+        return {
+            " ".join(sorted(r.candidate.fields["participant_ids"]))
+            for r in found
+            if r.candidate.owner_type == "channel"
+        }
+
+    assert summaries("maya") == {"maya tom", "ada maya"}
+    assert summaries("tom") == {"maya tom"}
+    assert summaries("ada") == {"ada maya"}
+    assert summaries("bob") == set()
+    with tenant_scope(conn, tenant):
+        rows = conn.execute(
+            "SELECT tenant_id, channel_id, user_id FROM memory_channel_participants"
+        ).fetchall()
+    assert sorted((r["tenant_id"], r["channel_id"], r["user_id"]) for r in rows) == [
+        (tenant, "team", "ada"), (tenant, "team", "maya"), (tenant, "team", "tom")
+    ]  # fmt: skip
 
 
 def test_a_user_and_agent_scope_shows_what_the_agent_learnt_from_that_user_only(
