@@ -279,7 +279,7 @@ SELECT * FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND status = 'active'
    AND ((owner_type = 'user' AND owner_id = %(user_id)s)
         OR (owner_type = 'agent' AND owner_id = %(agent_id)s
-            AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s)))
+            AND (%(user_id)s::text IS NULL OR learnt_from IN (%(user_id)s, ''))))
  ORDER BY id
  LIMIT %(limit)s OFFSET %(offset)s;
 
@@ -288,7 +288,7 @@ SELECT count(*) AS n FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND status = 'active'
    AND ((owner_type = 'user' AND owner_id = %(user_id)s)
         OR (owner_type = 'agent' AND owner_id = %(agent_id)s
-            AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s)));
+            AND (%(user_id)s::text IS NULL OR learnt_from IN (%(user_id)s, ''))));
 
 -- name: owners
 SELECT owner_type, owner_id, count(*) AS entries, max(updated_at) AS updated_at

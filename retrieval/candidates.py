@@ -61,13 +61,13 @@ _WORD = re.compile(r"[^\W_]+")
 @dataclass(frozen=True, slots=True)
 class OwnerPart:
     """One owner condition of a scope: its rows (``condition``) and the ``(owner_type,
-    owner_id)`` its own index is named by. A part found through other rows (a user's
-    channels) has two more: ``bound``, a condition every row of it meets that the owner
-    index alone answers, to count it by; ``indexed``, the part as its own index states it
-    (the planner takes that index only for a query that says so)."""
+    owner_id)`` its own index is named by (None: it has none). A part found through other
+    rows (a user's channels) has two more: ``bound``, a condition every row of it meets
+    that the owner index alone answers, to count it by; ``indexed``, the part as its own
+    index states it (the planner takes that index only for a query that says so)."""
 
     condition: sql.Composable
-    key: tuple[str, str]
+    key: tuple[str, str] | None
     bound: sql.Composable | None = None
     indexed: sql.Composable | None = None
 
@@ -108,10 +108,11 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
         owners.append(OwnerPart(channels, (PARTICIPANT, scope.user_id), bound, indexed))
         params["user_id"] = scope.user_id
     if scope.agent_id is not None:
-        agent = "owner_type = 'agent' AND owner_id = %(agent_id)s"
-        if scope.user_id is not None:  # what the agent learnt from the user, or alone
-            agent += " AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s)"
-        owners.append(OwnerPart(sql.SQL(f"({agent})"), ("agent", scope.agent_id)))
+        agent = sql.SQL("(owner_type = 'agent' AND owner_id = %(agent_id)s)")
+        if scope.user_id is None:
+            owners.append(OwnerPart(agent, ("agent", scope.agent_id)))
+        else:  # what the agent learnt from the user, or alone: not the agent's own index
+            owners.append(OwnerPart(sql.SQL(Q["agent_part"]), None))
         params["agent_id"] = scope.agent_id
     if filters.kinds:
         conds.append(sql.SQL("kind = ANY(%(kinds)s)"))
@@ -194,8 +195,10 @@ def _scope_parts(
         counts.append(count.format(scope=scope.common))
         owned.append(sql.SQL("false"))
     for i, owner in enumerate(scope.owners):
-        names[f"index_{i}"] = owner_index_name(scope.params["tenant_id"], *owner.key, model)
-        own = sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
+        own: sql.Composable = sql.SQL("false")
+        if owner.key is not None:
+            names[f"index_{i}"] = owner_index_name(scope.params["tenant_id"], *owner.key, model)
+            own = sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
         n = counted(owner.condition)
         if owner.bound is not None:
             n = bounded.format(own=own, bound=counted(owner.bound), exact=n)

@@ -57,6 +57,12 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_sca
 -- them through the owner index instead.
 (owner_type = 'channel' AND fields -> 'participant_ids' ? %(user_id)s)
 
+-- name: agent_part
+-- What the agent learnt from the user or alone (ledger/migrations/0008_agent_learnt_from.sql):
+-- a column an index serves, where checking each entry's source actors would read every
+-- entry of the agent.
+(owner_type = 'agent' AND owner_id = %(agent_id)s AND learnt_from IN (%(user_id)s, ''))
+
 -- name: owner_index_ready
 -- Whether the owner's own HNSW index (named by ledger.owner_indexes) exists and is valid.
 EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass({name}) AND indisvalid)
@@ -139,7 +145,7 @@ SELECT p.key, p.value, p.statement, p.confidence, p.valid_from, p.source_entry_i
 -- for a user's bundle, only those the agent learnt from that user or alone.
 SELECT id, source_session_id, source_event_ids, source_external_ids FROM memory_entries
  WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s)
-   AND memledger_learnt_from(fields, %(user_id)s, %(agent_id)s);
+   AND (%(user_id)s::text IS NULL OR owner_type <> 'agent' OR learnt_from IN (%(user_id)s, ''));
 
 -- name: record_access
 UPDATE memory_entries e

@@ -408,3 +408,66 @@ def participants(conn: Conn) -> list[tuple[str, str, str]]:
         "SELECT tenant_id, channel_id, user_id FROM memory_channel_participants ORDER BY 1, 2, 3"
     ).fetchall()
     return [(r["tenant_id"], r["channel_id"], r["user_id"]) for r in rows]
+
+
+SOURCES: list[Any] = [
+    None, [], ["atlas"], ["maya"], ["maya", "atlas"], ["maya", "maya"], ["maya", "tom"],
+    ["maya", "tom", "atlas"], "maya", "atlas", 7, [7], ["maya", 7], {"maya": 1}, "",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("sources", SOURCES)
+def test_the_learnt_from_column_says_what_the_source_actor_check_says(
+    conn: Conn, sources: Any
+) -> None:
+    """For every shape of source_actor_ids (missing, lists, a bare id, malformed), an
+    agent entry's learnt_from puts it in a user's scope exactly when
+    memledger_learnt_from(fields, user, agent) does."""
+    fields = {} if sources is None else {"source_actor_ids": sources}
+    row = conn.execute(
+        "SELECT memledger_learnt_key(%(f)s, 'atlas') AS key,"
+        " memledger_learnt_from(%(f)s, 'maya', 'atlas') AS maya,"
+        " memledger_learnt_from(%(f)s, 'tom', 'atlas') AS tom,"
+        " memledger_learnt_from(%(f)s, 'ada', 'atlas') AS ada",
+        {"f": Jsonb(fields)},
+    ).fetchone()
+    assert row is not None
+    for user in ("maya", "tom", "ada"):
+        assert (row["key"] in (user, "")) is row[user], (user, row["key"])
+
+
+def test_agent_entries_written_before_0008_know_whom_they_were_learnt_from_after_it(
+    empty_db: Callable[[], str],
+) -> None:
+    """0008 fills learnt_from for the agent entries already there; the trigger keeps it for
+    entries written and rewritten after it."""
+    with connect(empty_db(), autocommit=True) as conn:
+        assert upgrade(conn, to=7) == [1, 2, 3, 4, 5, 6, 7]
+        old = add_agent_entry(conn, {"source_actor_ids": ["maya", "atlas"]})
+        alone = add_agent_entry(conn, {})
+        assert upgrade(conn, to=8) == [8]
+        new = add_agent_entry(conn, {"source_actor_ids": ["maya", "tom"]})
+        assert learnt_from(conn) == {old: "maya", alone: "", new: None}
+        conn.execute(
+            "UPDATE memory_entries SET fields = %s WHERE id = %s",
+            [Jsonb({"source_actor_ids": ["tom"]}), new],
+        )
+        assert learnt_from(conn)[new] == "tom"
+
+
+def add_agent_entry(conn: Conn, fields: dict[str, Any]) -> int:
+    row = conn.execute(
+        "INSERT INTO memory_entries (tenant_id, owner_type, owner_id, kind, key,"
+        " canonical_statement, fields, confidence, importance, valid_from, recorded_at,"
+        " source_event_ids, updated_at)"
+        " VALUES ('mig', 'agent', 'atlas', 'agent_experience', %s, 'Booked a train.', %s,"
+        " 0.8, 0.5, %s, %s, '{1}', %s) RETURNING id",
+        [f"agent_experience:{uuid.uuid4().hex}", Jsonb(fields), T0, NOW, NOW],
+    ).fetchone()
+    assert row is not None
+    return int(row["id"])
+
+
+def learnt_from(conn: Conn) -> dict[int, str | None]:
+    rows = conn.execute("SELECT id, learnt_from FROM memory_entries WHERE owner_type = 'agent'")
+    return {r["id"]: r["learnt_from"] for r in rows}

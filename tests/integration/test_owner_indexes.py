@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
 from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
 from ledger.db import Conn, connect
@@ -138,6 +139,41 @@ def test_a_user_in_many_sessions_gets_an_index_of_the_channel_entries_naming_the
     exact = search(40, plan="enable_indexscan")
     assert [h.entry_id for h in hits] == [h.entry_id for h in exact]
     assert len(search(1000, plan="enable_indexscan")) == 300 + 450
+
+
+def test_a_user_with_a_large_agent_gets_every_entry_the_agent_learnt_from_them(
+    db: tuple[Conn, Pool],
+) -> None:
+    """Atlas learnt 450 entries, 3 from Ada, the rest from others: it has an index of its
+    own, which serves its scope alone; Ada's scope with Atlas ranks her 3 exactly (a
+    filtered walk of Atlas's graph could stop before finding them)."""
+    conn, pool = db
+    start = NOW - timedelta(days=100)
+
+    def rows() -> Iterator[tuple[object, ...]]:
+        for n, row in enumerate(entry_rows("t1", [("atlas", 450)], pool, start=start, seed=4)):
+            learnt = "ada" if n < 3 else f"user-{n}"
+            fields = Jsonb({"source_actor_ids": [learnt, "atlas"]})
+            yield (*row[:1], "agent", *row[2:6], fields, *row[7:])
+
+    copy_entries(conn, rows())
+    conn.execute("ANALYZE memory_entries")
+    run_owner_indexes(conn, "t1", policy=OwnerIndexPolicy(min_entries=400))
+    atlas = owner_index_name("t1", "agent", "atlas", MODEL)
+    assert _indexes(conn)[atlas]
+    embedder = PoolEmbedder(pool)
+
+    def search(scope: Scope) -> list[Candidate]:
+        with conn.transaction():
+            conn.execute("SET LOCAL enable_sort = off")  # an index that orders, if any
+            return vector_search(conn, scope, pool.vectors[6], embedder=embedder)
+
+    before = _scans(conn, atlas)
+    assert len(search(Scope("t1", agent_id="atlas"))) == 50
+    assert _scans(conn, atlas) == before + 1
+    hers = search(Scope("t1", "ada", "atlas"))
+    assert sorted(h.fields["source_actor_ids"][0] for h in hers) == ["ada"] * 3
+    assert _scans(conn, atlas) == before + 1
 
 
 def test_the_largest_owners_come_first_when_indexes_are_capped(db: tuple[Conn, Pool]) -> None:
