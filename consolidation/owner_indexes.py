@@ -115,7 +115,7 @@ def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int, wait: tim
 
 def _build(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
     # a participant's entries: the channel entries naming them, as the search's scope
-    # says it (retrieval/queries.sql, channel_part), so that the planner matches the two
+    # says it (retrieval/queries.sql, channel_part_indexed), so that the planner matches them
     whose = (
         "owner_type = 'channel' AND (fields -> 'participant_ids') ? {owner}"
         if owner["owner_type"] == PARTICIPANT

@@ -2,10 +2,13 @@
 scope:
 
 * vector — cosine similarity of the contextualized query to entry embeddings. A scope is
-  one to three owner parts (the user's own entries, the channels they take part in, the
-  agent's), each counted through the owner index, and each part's size picks its path:
-  an owner with an HNSW index of its own (consolidation's ``owner_indexes`` job builds
-  one for an owner with many entries) is searched through it; a small part is ranked
+  one to three owner parts (the user's own entries, the channel entries naming the user,
+  the agent's or, with a user, what the agent learnt from that user or alone), each
+  counted through an index, and each part's size picks its path: an owner with an HNSW
+  index of its own (consolidation's ``owner_indexes`` job builds one for an owner with
+  many entries, and for a user named by many channel entries) is searched through it;
+  none serves what an agent learnt from one user (the agent's graph holds what it
+  learnt from everyone: a filtered walk could stop short of it); a small part is ranked
   exactly over its rows (complete); another large one goes through the table's HNSW
   index with iterative scans, where the filter passes often enough to fill ``limit``.
   Small means below ``exact_scope_cap`` or below the size where the two paths cost the
@@ -103,8 +106,8 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     if scope.user_id is not None:
         mine = sql.SQL("(owner_type = 'user' AND owner_id = %(user_id)s)")
         owners.append(OwnerPart(mine, ("user", scope.user_id)))
-        channels = sql.SQL(Q["channel_part"])
         bound, indexed = sql.SQL(Q["channel_part_bound"]), sql.SQL(Q["channel_part_indexed"])
+        channels = sql.SQL("({} AND {})").format(bound, indexed)
         owners.append(OwnerPart(channels, (PARTICIPANT, scope.user_id), bound, indexed))
         params["user_id"] = scope.user_id
     if scope.agent_id is not None:
@@ -150,9 +153,9 @@ def vector_list(
 
 @dataclass(frozen=True, slots=True)
 class _Part:
-    """One owner part of a scope: its rows, as its own index states them, how many
-    (counted up to a cap), whether it has an HNSW index of its own, and the size below
-    which it is ranked exactly."""
+    """One owner part of a scope: its rows (and the same rows as its own index states
+    them), how many (counted up to a cap), whether it has an HNSW index of its own, and
+    the size below which it is ranked exactly."""
 
     where: sql.Composable
     indexed: sql.Composable

@@ -34,25 +34,18 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_sca
              ELSE {exact} END
    FROM (SELECT {bound} AS b OFFSET 0) s)
 
--- name: channel_part
--- The channel entries naming the user as a participant, found through the channels the
--- user takes part in (ledger/migrations/0007_channel_participants.sql): the owner index
--- serves `owner_id = ANY(...)`, where the entry check alone would read every channel
--- entry of the tenant.
-(owner_type = 'channel'
- AND owner_id = ANY (ARRAY(SELECT channel_id FROM memory_channel_participants
-                            WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s))
- AND fields -> 'participant_ids' ? %(user_id)s)
-
 -- name: channel_part_bound
--- The entries of the channels the user takes part in: every channel_part row, and more if
--- the user was not in all of a channel's sessions; counted from the owner index alone.
+-- The entries of the channels the user takes part in
+-- (ledger/migrations/0007_channel_participants.sql), which the owner index serves: the
+-- channel entries naming the user, and more if the user missed some of a channel's
+-- sessions. The user's part of the channels is these with channel_part_indexed as well;
+-- the entry check alone would read every channel entry of the tenant.
 (owner_type = 'channel'
  AND owner_id = ANY (ARRAY(SELECT channel_id FROM memory_channel_participants
                             WHERE tenant_id = %(tenant_id)s AND user_id = %(user_id)s)))
 
 -- name: channel_part_indexed
--- The same rows as channel_part, as the participant's own HNSW index states them
+-- The channel entries naming the user, as the participant's own HNSW index states them
 -- (consolidation/owner_indexes.py): given the channels as well, the planner would rank
 -- them through the owner index instead.
 (owner_type = 'channel' AND fields -> 'participant_ids' ? %(user_id)s)

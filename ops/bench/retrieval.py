@@ -13,7 +13,9 @@ as a caller would see it (transactions and round trips included):
   takes from it, the vector given);
 * ``search`` (limit 10) with the query embedding, and without it (the vector computed
   beforehand and handed back by a stand-in embedder);
-* ``build_context`` (1,000-token budget, the exact WordPiece counter) likewise.
+* ``build_context`` (1,000-token budget, the exact WordPiece counter) likewise;
+* by tier, ``search`` (vector given) and ``build_context`` (with the embedding) for the
+  user with the agent: the scope then holds what the agent learnt from that user too.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 import numpy as np
 
@@ -31,6 +34,7 @@ from ledger.db import Conn
 from observations.embed import Embedder, Vectors, contextualize
 from ops.bench.common import peak_rss_mib
 from ops.bench.retrieval_load import (
+    AGENT,
     TENANT,
     CacheFigures,
     LoadFigures,
@@ -85,6 +89,8 @@ class QueryFigures:
     bundle_vector_given: Latency
     search_by_tier: dict[str, Latency]  # vector given
     bundle_by_tier: dict[str, Latency]  # embedding included
+    search_agent_by_tier: dict[str, Latency]  # with the agent, vector given
+    bundle_agent_by_tier: dict[str, Latency]  # with the agent, embedding included
     completeness: list[Completeness]
     peak_rss_mib: float
 
@@ -139,8 +145,9 @@ def run_queries(
     given = GivenVectors(embedder)
     counter = wordpiece_counter()
 
-    def run_search(q: str, user: str, e: Embedder) -> object:
-        return search(conn, Scope(TENANT, user), q, embedder=e, now=now, settings=settings)
+    def run_search(q: str, user: str, e: Embedder, agent: str | None = None) -> object:
+        scope = Scope(TENANT, user, agent)
+        return search(conn, scope, q, embedder=e, now=now, settings=settings)
 
     def run_vector(q: str, user: str, e: Embedder) -> object:
         text = contextualize(q, owner=None, when=None, kind=None, topic=None)
@@ -148,8 +155,8 @@ def run_queries(
             conn, Scope(TENANT, user), given.vectors[text], embedder=e, settings=settings
         )
 
-    def run_bundle(q: str, user: str, e: Embedder) -> object:
-        request = ContextRequest(scope=Scope(TENANT, user), query=q)
+    def run_bundle(q: str, user: str, e: Embedder, agent: str | None = None) -> object:
+        request = ContextRequest(scope=Scope(TENANT, user, agent), query=q)
         return build_context(conn, request, embedder=e, counter=counter, now=now, settings=settings)
 
     measures: tuple[tuple[str, Callable[[str, str, Embedder], object], Embedder], ...] = (
@@ -158,6 +165,8 @@ def run_queries(
         ("search_given", run_search, given),
         ("bundle", run_bundle, embedder),
         ("bundle_given", run_bundle, given),
+        ("search_agent", partial(run_search, agent=AGENT), given),
+        ("bundle_agent", partial(run_bundle, agent=AGENT), embedder),
     )
     # Each figure gets its own queries and users (no page one figure read is warm for the
     # next), and the figures take turns query by query (each sees the same machine load).
@@ -191,6 +200,8 @@ def run_queries(
         bundle_vector_given=Latency.of(timings["bundle_given"]),
         search_by_tier=_by_tier(plans["search_given"], timings["search_given"]),
         bundle_by_tier=_by_tier(plans["bundle"], timings["bundle"]),
+        search_agent_by_tier=_by_tier(plans["search_agent"], timings["search_agent"]),
+        bundle_agent_by_tier=_by_tier(plans["bundle_agent"], timings["bundle_agent"]),
         completeness=completeness(conn, counts, plans["search"], given, settings, now),
         peak_rss_mib=peak_rss_mib(),
     )
@@ -256,7 +267,8 @@ def render(
     lines = [
         f"retrieval: {sum(counts):,} entries of {len(counts):,} users (largest "
         f"{counts[0]:,}, median {sorted(counts)[len(counts) // 2]:,}, smallest {counts[-1]:,}),"
-        f" and {sum(map(summaries, counts)):,} summaries of their sessions",
+        f" and {sum(map(summaries, counts)):,} summaries of their sessions and as many"
+        f" experiences of the agent {AGENT!r}",
     ]
     if load is None:
         lines.append("  load: reused the entries of an earlier run")
@@ -296,6 +308,12 @@ def render(
     ]
     lines += [row(f"search by tier: {t} (vector given)", v) for t, v in f.search_by_tier.items()]
     lines += [row(f"bundle by tier: {t} (with embedding)", v) for t, v in f.bundle_by_tier.items()]
+    lines += [
+        row(f"search + agent: {t} (vector given)", v) for t, v in f.search_agent_by_tier.items()
+    ]
+    lines += [
+        row(f"bundle + agent: {t} (with embedding)", v) for t, v in f.bundle_agent_by_tier.items()
+    ]
     lines += [
         f"  completeness: {c.user} ({c.entries:,} entries in scope), limit {c.limit}: "
         f"{c.complete:.2f} of queries returned min(limit, entries)"

@@ -7,8 +7,9 @@ on its own; the owners' own HNSW indexes are left to consolidation's ``owner_ind
 job, :func:`owner_indexes`), then the table is vacuumed and analyzed, as autovacuum would
 have done on a live database. Half of the users (every other rank) get a small profile.
 Every user also takes part in sessions whose summaries are channel entries (one per
-``SUMMARY_EVERY`` of the user's entries, at least one), as builds write them: a user's
-scope holds those too.
+``SUMMARY_EVERY`` of the user's entries, at least one), as builds write them, and the
+agent ``AGENT`` learnt as many experiences from each user: a user's scope holds the
+summaries, and with the agent, those experiences too.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ START = datetime(2024, 10, 1, tzinfo=UTC)
 SEED = 7
 _PROFILE_KEYS = ("home_city", "job", "favourite_food", "morning_drink", "sport", "pet")
 SUMMARY_EVERY = 25  # a user's entries per session summary (a LoCoMo session makes ≈ 20)
+AGENT = "assistant"  # the agent every user talks to
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +54,8 @@ def user_id(rank: int) -> str:
 
 
 def summaries(entries: int) -> int:
-    """How many session summaries name a user with ``entries`` entries as a participant."""
+    """How many session summaries name a user with ``entries`` entries as a participant
+    (and how many experiences the agent learnt from them)."""
     return -(-entries // SUMMARY_EVERY)
 
 
@@ -63,7 +66,8 @@ def holds(conn: Conn, counts: list[int]) -> bool:
         "SELECT count(*) FILTER (WHERE owner_type = 'user') AS n,"
         " count(DISTINCT owner_id) FILTER (WHERE owner_type = 'user') AS users,"
         " count(*) FILTER (WHERE owner_id = %s) AS largest,"
-        " count(*) FILTER (WHERE owner_type = 'channel') AS summaries"
+        " count(*) FILTER (WHERE owner_type = 'channel') AS summaries,"
+        " count(*) FILTER (WHERE owner_type = 'agent') AS experiences"
         " FROM memory_entries WHERE tenant_id = %s",
         [user_id(1), TENANT],
     ).fetchone()
@@ -73,8 +77,8 @@ def holds(conn: Conn, counts: list[int]) -> bool:
     return (
         row is not None
         and index is not None
-        and (row["n"], row["users"], row["largest"], row["summaries"])
-        == (sum(counts), len(counts), counts[0], sum(map(summaries, counts)))
+        and (row["n"], row["users"], row["largest"], row["summaries"], row["experiences"])
+        == (sum(counts), len(counts), counts[0], *[sum(map(summaries, counts))] * 2)
     )
 
 
@@ -101,14 +105,12 @@ def load(
     rows = copy_entries(
         conn, entry_rows(TENANT, interleaved(owners, seed=SEED), pool, start=START, seed=SEED)
     )
-    sessions = [(user, summaries(n)) for user, n in owners]
-    rows += copy_entries(
-        conn,
-        entry_rows(
-            TENANT, interleaved(sessions, seed=SEED), pool, start=START, seed=SEED + 2,
-            summaries=True,
-        ),
-    )  # fmt: skip
+    sessions = list(interleaved([(user, summaries(n)) for user, n in owners], seed=SEED))
+    for made in (
+        entry_rows(TENANT, sessions, pool, start=START, seed=SEED + 2, summaries=True),
+        entry_rows(TENANT, sessions, pool, start=START, seed=SEED + 3, agent=AGENT),
+    ):
+        rows += copy_entries(conn, made)
     copy_s = time.perf_counter() - t
     profiles = _load_profiles(conn, len(counts))
     conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(work_mem)))

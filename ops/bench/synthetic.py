@@ -26,6 +26,7 @@ _DETAILS = (
 )  # fmt: skip
 KINDS = ("preference", "event", "experience", "relationship", "goal", "episodic", "skill")
 SUMMARY = "session_summary"
+EXPERIENCE = "agent_experience"
 _COLUMNS = (
     "tenant_id, owner_type, owner_id, kind, key, canonical_statement, fields, embedding, "
     "embedding_model, confidence, importance, valid_from, recorded_at, source_event_ids, "
@@ -55,11 +56,13 @@ def entry_rows(
     seed: int,
     noise: float = 0.02,
     summaries: bool = False,
+    agent: str | None = None,
 ) -> Iterator[tuple[Any, ...]]:
     """COPY rows: ``count`` entries for each ``(user_id, count)``, a pool statement each
     (an owner may come back: :func:`interleaved` spreads each user's entries in time).
     With ``summaries``, each is a session summary instead: owned by a channel of its own
-    and naming the user as its participant, as a build writes the summary of a session."""
+    and naming the user as its participant, as a build writes the summary of a session;
+    with ``agent``, an experience of that agent learnt from the user."""
     rng = random.Random(seed)
     vectors = _perturbed(pool, np.random.default_rng(seed), noise)
     n = 0
@@ -68,16 +71,19 @@ def entry_rows(
             n += 1
             i = rng.randrange(len(pool.statements))
             when = start + timedelta(minutes=rng.randrange(0, 60 * 24 * 365))
-            kind = SUMMARY if summaries else KINDS[i % len(KINDS)]
             detail = " ".join(rng.sample(_DETAILS, 3))
             statement = f"{pool.statements[i]} ({detail}, #{n})"
-            ref = f"summary-{n}" if summaries else str(n)
-            owner = ("channel", f"session-{n}") if summaries else ("user", user_id)
-            fields = {"topic": kind, **({"participant_ids": [user_id]} if summaries else {})}
+            kind, owner, fields, ref = KINDS[i % len(KINDS)], ("user", user_id), {}, str(n)
+            if summaries:
+                kind, owner, ref = SUMMARY, ("channel", f"session-{n}"), f"summary-{n}"
+                fields = {"participant_ids": [user_id]}
+            elif agent is not None:
+                kind, owner, ref = EXPERIENCE, ("agent", agent), f"experience-{n}"
+                fields = {"source_actor_ids": [user_id]}
             yield (
-                tenant_id, *owner, kind, f"{kind}:{i}:{n}", statement, Jsonb(fields),
-                HalfVector(vectors(i)), pool.model, 0.7 + 0.3 * rng.random(), rng.random(),
-                when, when, [n], [f"syn-{ref}"], when,
+                tenant_id, *owner, kind, f"{kind}:{i}:{n}", statement,
+                Jsonb({"topic": kind, **fields}), HalfVector(vectors(i)), pool.model,
+                0.7 + 0.3 * rng.random(), rng.random(), when, when, [n], [f"syn-{ref}"], when,
             )  # fmt: skip
 
 

@@ -177,9 +177,10 @@ def bench_retrieval(
 ) -> None:
     """Latency (p50/p95/p99) of search and of the context bundle with the configured
     embedder, with and without the query embedding, over synthetic entries of users with
-    Zipf-like sizes and the summaries of their sessions (one per 25 of a user's entries);
+    Zipf-like sizes, the summaries of their sessions and an agent's experiences of each
+    user (one each per 25 of a user's entries), for a user alone and with the agent;
     filtered completeness for a 20-entry user beside the largest one; peak RSS. Loads
-    ENTRIES entries and the summaries by COPY into a scratch database (memledger_bench_retrieval)
+    them by COPY into a scratch database (memledger_bench_retrieval)
     and builds the indexes after, the owners' own HNSW indexes by the owner_indexes job (a
     million take 5-15 minutes on a 2-core machine; see --reuse). Size shared_buffers to the
     table and its indexes (the output says whether they fit) or large users' queries read
