@@ -9,9 +9,11 @@ owner_id = … AND embedding_model = … AND status = 'active'``) serves the sam
 a graph that holds nothing else; search picks it by its name
 (:func:`ledger.owner_indexes.owner_index_name`) once it is valid.
 
-A user's entries in channels count as an owner of their own, the *participant* (the
-channel entries naming the user in ``fields.participant_ids``: the summaries of the
-sessions they took part in), indexed by that condition.
+Two more kinds of owner are indexed by their condition: a user's entries in channels, the
+*participant* (the channel entries naming the user in ``fields.participant_ids``: the
+summaries of the sessions they took part in), and what an agent learnt from one user or
+alone (``learnt_from IN (user, '')``), *learnt*: a user's scope with the agent holds
+those, and the agent's own graph, holding what it learnt from everyone, cannot serve it.
 
 An owner gets one at ``min_entries`` active entries of an indexed model and keeps it
 until it falls below half of that, so an owner near the line is not rebuilt back and
@@ -35,7 +37,7 @@ import structlog
 from psycopg import sql
 
 from ledger.db import Conn
-from ledger.owner_indexes import PARTICIPANT, PREFIX, owner_index_name
+from ledger.owner_indexes import LEARNT, PARTICIPANT, PREFIX, learnt_owner, owner_index_name
 from ledger.sqlfile import load_queries
 from observations.embed_local import LOCAL_MODELS, MODEL_DIM
 
@@ -75,7 +77,8 @@ def run_owner_indexes(
     if policy.min_entries > 0:
         least = max(policy.min_entries // 2, 1)  # an index is kept down to half the line
         params = {"models": list(INDEXED), "min": least, "tenant_id": tenant_id}
-        rows = conn.execute(Q["owners_to_index"], params)
+        rows = conn.execute(Q["owners_to_index"], params).fetchall()
+        rows += [_learner(r) for r in conn.execute(Q["learners_to_index"], params)]
         room = max(policy.max_indexes - others, 0)  # the cap is across tenants
         for r in sorted(rows, key=_largest_first)[:room]:
             wanted[owner_index_name(*(r[k] for k in _KEYS))] = r
@@ -98,6 +101,12 @@ def run_owner_indexes(
     return {"indexes": len(kept) + created, "created": created, "dropped": dropped}
 
 
+def _learner(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A pair of an agent and a user as the owner of what the agent learnt from them."""
+    owner = learnt_owner(row["owner_id"], row["learnt_from"])
+    return {**row, "owner_type": LEARNT, "owner_id": owner}
+
+
 def _largest_first(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return -row["n"], *(row[k] for k in _KEYS)
 
@@ -116,11 +125,12 @@ def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int, wait: tim
 def _build(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
     # a participant's entries: the channel entries naming them, as the search's scope
     # says it (retrieval/queries.sql, channel_part_indexed), so that the planner matches them
-    whose = (
-        "owner_type = 'channel' AND (fields -> 'participant_ids') ? {owner}"
-        if owner["owner_type"] == PARTICIPANT
-        else "owner_type = {type} AND owner_id = {owner}"
-    )
+    whose = {
+        PARTICIPANT: "owner_type = 'channel' AND (fields -> 'participant_ids') ? {owner}",
+        # what an agent learnt from a user or alone, as the search states it (agent_part)
+        LEARNT: "owner_type = 'agent' AND owner_id = {agent} AND learnt_from IN ({user}, '')",
+    }.get(owner["owner_type"], "owner_type = {type} AND owner_id = {owner}")
+    agent, user = json.loads(owner["owner_id"]) if owner["owner_type"] == LEARNT else (None, None)
     conn.execute(
         sql.SQL(
             "CREATE INDEX CONCURRENTLY {name} ON memory_entries"
@@ -133,6 +143,8 @@ def _build(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
             tenant=sql.Literal(owner["tenant_id"]),
             type=sql.Literal(owner["owner_type"]),
             owner=sql.Literal(owner["owner_id"]),
+            agent=sql.Literal(agent),
+            user=sql.Literal(user),
             model=sql.Literal(owner["embedding_model"]),
         )
     )

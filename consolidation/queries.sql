@@ -335,6 +335,24 @@ SELECT tenant_id, owner_type, owner_id, embedding_model, count(*) AS n
  GROUP BY tenant_id, owner_type, owner_id, embedding_model
 HAVING count(*) >= %(min)s;
 
+-- name: learners_to_index
+-- The pairs of an agent and a user where what the agent learnt from that user or alone
+-- (learnt_from IN (user, '')) holds at least %(min)s active entries of an indexed model.
+WITH learnt AS (
+    SELECT tenant_id, owner_id, learnt_from, embedding_model, count(*) AS n
+      FROM memory_entries
+     WHERE status = 'active' AND embedding_model = ANY(%(models)s)
+       AND owner_type = 'agent' AND learnt_from IS NOT NULL
+       AND (%(tenant_id)s::text IS NULL OR tenant_id = %(tenant_id)s)
+     GROUP BY tenant_id, owner_id, learnt_from, embedding_model
+)
+SELECT u.tenant_id, u.owner_id, u.learnt_from, u.embedding_model,
+       u.n + coalesce(a.n, 0) AS n
+  FROM learnt u
+  LEFT JOIN learnt a ON a.tenant_id = u.tenant_id AND a.owner_id = u.owner_id
+                    AND a.embedding_model = u.embedding_model AND a.learnt_from = ''
+ WHERE u.learnt_from <> '' AND u.n + coalesce(a.n, 0) >= %(min)s;
+
 -- name: owner_indexes
 -- The per-owner indexes there are, whether each is ready (a concurrent build that failed
 -- leaves an invalid one), and the owner each names in its comment.

@@ -17,6 +17,14 @@ PREFIX = "memory_entries_hnsw_owner_"
 # The owner type that names a user's entries in channels: those naming the user among
 # their participants (a channel's entries are searched by participant, not by owner).
 PARTICIPANT = "participant"
+# The owner type that names what an agent learnt from one user or alone (its entries with
+# learnt_from IN (user, '')), the owner id being ``learnt_owner(agent, user)``.
+LEARNT = "learnt"
+
+
+def learnt_owner(agent_id: str, user_id: str) -> str:
+    """The owner id of what ``agent_id`` learnt from ``user_id`` or alone."""
+    return json.dumps([agent_id, user_id], ensure_ascii=False)
 
 
 def owner_index_name(tenant_id: str, owner_type: str, owner_id: str, model: str) -> str:

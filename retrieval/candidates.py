@@ -6,9 +6,9 @@ scope:
   the agent's or, with a user, what the agent learnt from that user or alone), each
   counted through an index, and each part's size picks its path: an owner with an HNSW
   index of its own (consolidation's ``owner_indexes`` job builds one for an owner with
-  many entries, and for a user named by many channel entries) is searched through it;
-  none serves what an agent learnt from one user (the agent's graph holds what it
-  learnt from everyone: a filtered walk could stop short of it); a small part is ranked
+  many entries, for a user named by many channel entries, and for what an agent learnt
+  from one user when that is much: the agent's own graph, holding what it learnt from
+  everyone, never serves that part) is searched through it; a small part is ranked
   exactly over its rows (complete); another large one goes through the table's HNSW
   index with iterative scans, where the filter passes often enough to fill ``limit``.
   Small means below ``exact_scope_cap`` or below the size where the two paths cost the
@@ -41,7 +41,7 @@ from typing import Any
 from psycopg import sql
 
 from ledger.db import Conn
-from ledger.owner_indexes import PARTICIPANT, owner_index_name
+from ledger.owner_indexes import LEARNT, PARTICIPANT, learnt_owner, owner_index_name
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder
 from observations.embed_local import LOCAL_MODELS
@@ -64,13 +64,13 @@ _WORD = re.compile(r"[^\W_]+")
 @dataclass(frozen=True, slots=True)
 class OwnerPart:
     """One owner condition of a scope: its rows (``condition``) and the ``(owner_type,
-    owner_id)`` its own index is named by (None: it has none). A part found through other
+    owner_id)`` its own index is named by. A part found through other
     rows (a user's channels) has two more: ``bound``, a condition every row of it meets
     that the owner index alone answers, to count it by; ``indexed``, the part as its own
     index states it (the planner takes that index only for a query that says so)."""
 
     condition: sql.Composable
-    key: tuple[str, str] | None
+    key: tuple[str, str]
     bound: sql.Composable | None = None
     indexed: sql.Composable | None = None
 
@@ -114,8 +114,9 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
         agent = sql.SQL("(owner_type = 'agent' AND owner_id = %(agent_id)s)")
         if scope.user_id is None:
             owners.append(OwnerPart(agent, ("agent", scope.agent_id)))
-        else:  # what the agent learnt from the user, or alone: not the agent's own index
-            owners.append(OwnerPart(sql.SQL(Q["agent_part"]), None))
+        else:  # what the agent learnt from the user or alone: its own index, not the agent's
+            learnt = (LEARNT, learnt_owner(scope.agent_id, scope.user_id))
+            owners.append(OwnerPart(sql.SQL(Q["agent_part"]), learnt))
         params["agent_id"] = scope.agent_id
     if filters.kinds:
         conds.append(sql.SQL("kind = ANY(%(kinds)s)"))
@@ -181,8 +182,9 @@ def _scope_parts(
     """The scope's parts (the whole scope when it has no owner condition), in one round
     trip. See ``scope_size`` in queries.sql: the same statement sets the HNSW scan
     parameters for this transaction, in case a part's size calls for that path. A part
-    with a bound is counted by it where that decides the same (``bounded_count``): an
-    index-only count, where checking each row would read it."""
+    is counted only as far as its path needs (``owned_count``), and by its bound where
+    that decides the same (``bounded_count``): an index-only count, where checking each
+    row would read it."""
     count, bounded = sql.SQL(Q["scope_count"]), sql.SQL(Q["bounded_count"])
 
     def rows(condition: sql.Composable) -> sql.Composable:
@@ -198,14 +200,13 @@ def _scope_parts(
         counts.append(count.format(scope=scope.common))
         owned.append(sql.SQL("false"))
     for i, owner in enumerate(scope.owners):
-        own: sql.Composable = sql.SQL("false")
-        if owner.key is not None:
-            names[f"index_{i}"] = owner_index_name(scope.params["tenant_id"], *owner.key, model)
-            own = sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
+        names[f"index_{i}"] = owner_index_name(scope.params["tenant_id"], *owner.key, model)
+        own = sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
         n = counted(owner.condition)
         if owner.bound is not None:
-            n = bounded.format(own=own, bound=counted(owner.bound), exact=n)
-        counts.append(n)
+            n = bounded.format(bound=counted(owner.bound), exact=n)
+        few = rows(owner.bound or owner.condition)
+        counts.append(sql.SQL(Q["owned_count"]).format(own=own, scope=few, count=n))
         owned.append(own)
     query = sql.SQL(Q["scope_size"]).format(
         counts=sql.SQL(", ").join(counts), owned=sql.SQL(", ").join(owned)

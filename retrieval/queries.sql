@@ -23,14 +23,21 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_sca
      LIMIT greatest(%(cap)s, (SELECT crossover FROM cap))
 ) s)
 
+-- name: owned_count
+-- A part with its own index takes that path whatever its size: it is counted only as far
+-- as the full-text choice needs (the cap), by its bound if it has one.
+CASE WHEN {own}
+     THEN (SELECT count(*) FROM (SELECT 1 FROM memory_entries WHERE {scope} LIMIT %(cap)s) s)
+     ELSE {count} END
+
 -- name: bounded_count
 -- A part that has a bound (a cheaper condition every row of the part meets, counted from
--- the owner index alone) is counted by it when the part has its own index (it takes that
--- path whatever its size) or when the bound's count stays under the cap (the part's own
--- does too: it is ranked exactly either way; only the full-text choice, made on the
--- scope's total, can differ when the bound counts more); otherwise by its own rows.
+-- the owner index alone) and no index of its own is counted by the bound when its count
+-- stays under the cap (the part's own does too: it is ranked exactly either way; only the
+-- full-text choice, made on the scope's total, can differ when the bound counts more);
+-- otherwise by its own rows.
 -- (OFFSET 0: the bound is counted once, not inlined into both of its uses.)
-(SELECT CASE WHEN {own} OR b < greatest(%(cap)s, (SELECT crossover FROM cap)) THEN b
+(SELECT CASE WHEN b < greatest(%(cap)s, (SELECT crossover FROM cap)) THEN b
              ELSE {exact} END
    FROM (SELECT {bound} AS b OFFSET 0) s)
 
@@ -85,7 +92,7 @@ SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) 
 -- A large scope with history: its active entries through HNSW (the index holds those
 -- only), its other entries (superseded, merged, archived: usually few) ranked exactly
 -- through the owner index (every status but active, spelt out: an index condition on its
--- status column; {rest} is the part as the owner index serves it, where {scope} may be
+-- status column: the second half takes the part as the owner index serves it, the first
 -- as its own HNSW index states it); the caller keeps the best k of both lists.
 (SELECT {columns}, 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) AS similarity
    FROM memory_entries

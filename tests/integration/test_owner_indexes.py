@@ -14,10 +14,10 @@ from psycopg.types.json import Jsonb
 
 from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
 from ledger.db import Conn, connect
-from ledger.owner_indexes import PARTICIPANT, PREFIX, owner_index_name
+from ledger.owner_indexes import LEARNT, PARTICIPANT, PREFIX, learnt_owner, owner_index_name
 from observations.embed_local import QUANTIZED_MODEL_NAME
 from ops.bench.synthetic import Pool, copy_entries, entry_rows
-from retrieval.search import Scope, vector_search
+from retrieval.search import Filters, Scope, vector_search
 from retrieval.types import Candidate
 from tests.integration.test_retrieval import PoolEmbedder
 
@@ -139,20 +139,31 @@ def test_a_user_in_many_sessions_gets_an_index_of_the_channel_entries_naming_the
     exact = search(40, plan="enable_indexscan")
     assert [h.entry_id for h in hits] == [h.entry_id for h in exact]
     assert len(search(1000, plan="enable_indexscan")) == 300 + 450
+    # with history: the part's active entries through its index, the others exactly
+    conn.execute(
+        "UPDATE memory_entries SET status = 'superseded' WHERE id = %s", [exact[0].entry_id]
+    )
+    history = vector_search(
+        conn, Scope("t1", "mid"), pool.vectors[5], embedder=embedder, k=40,
+        filters=Filters(history=True),
+    )  # fmt: skip
+    assert [h.entry_id for h in history] == [h.entry_id for h in exact]
+    assert _scans(conn, participant) == before + 2
 
 
 def test_a_user_with_a_large_agent_gets_every_entry_the_agent_learnt_from_them(
     db: tuple[Conn, Pool],
 ) -> None:
-    """Atlas learnt 450 entries, 3 from Ada, the rest from others: it has an index of its
-    own, which serves its scope alone; Ada's scope with Atlas ranks her 3 exactly (a
-    filtered walk of Atlas's graph could stop before finding them)."""
+    """Atlas learnt 900 entries: 3 from Ada, 430 from Bo, the rest from others. It has an
+    index of its own, which serves its scope alone; what it learnt from Bo has one too,
+    which Bo's scope with Atlas walks; Ada's 3 are ranked exactly (a filtered walk of
+    Atlas's graph could stop before finding them)."""
     conn, pool = db
     start = NOW - timedelta(days=100)
 
     def rows() -> Iterator[tuple[object, ...]]:
-        for n, row in enumerate(entry_rows("t1", [("atlas", 450)], pool, start=start, seed=4)):
-            learnt = "ada" if n < 3 else f"user-{n}"
+        for n, row in enumerate(entry_rows("t1", [("atlas", 900)], pool, start=start, seed=4)):
+            learnt = "ada" if n < 3 else "bo" if n < 433 else f"user-{n}"
             fields = Jsonb({"source_actor_ids": [learnt, "atlas"]})
             yield (*row[:1], "agent", *row[2:6], fields, *row[7:])
 
@@ -160,20 +171,28 @@ def test_a_user_with_a_large_agent_gets_every_entry_the_agent_learnt_from_them(
     conn.execute("ANALYZE memory_entries")
     run_owner_indexes(conn, "t1", policy=OwnerIndexPolicy(min_entries=400))
     atlas = owner_index_name("t1", "agent", "atlas", MODEL)
-    assert _indexes(conn)[atlas]
+    bo = owner_index_name("t1", LEARNT, learnt_owner("atlas", "bo"), MODEL)
+    assert set(_indexes(conn)) == {_name("t1", "big"), atlas, bo}
     embedder = PoolEmbedder(pool)
 
-    def search(scope: Scope) -> list[Candidate]:
+    def search(scope: Scope, plan: str = "enable_sort") -> list[Candidate]:
         with conn.transaction():
-            conn.execute("SET LOCAL enable_sort = off")  # an index that orders, if any
+            conn.execute(f"SET LOCAL {plan} = off")  # enable_sort: an index that orders
             return vector_search(conn, scope, pool.vectors[6], embedder=embedder)
 
-    before = _scans(conn, atlas)
+    def learnt(hits: list[Candidate]) -> set[str]:
+        return {h.fields["source_actor_ids"][0] for h in hits if h.owner_type == "agent"}
+
+    before = {name: _scans(conn, name) for name in (atlas, bo)}
     assert len(search(Scope("t1", agent_id="atlas"))) == 50
-    assert _scans(conn, atlas) == before + 1
+    assert _scans(conn, atlas) == before[atlas] + 1
     hers = search(Scope("t1", "ada", "atlas"))
-    assert sorted(h.fields["source_actor_ids"][0] for h in hers) == ["ada"] * 3
-    assert _scans(conn, atlas) == before + 1
+    assert len(hers) == 3 and learnt(hers) == {"ada"}
+    his = search(Scope("t1", "bo", "atlas"))
+    assert len(his) == 50 and learnt(his) == {"bo"}
+    assert [_scans(conn, name) for name in (atlas, bo)] == [before[atlas] + 1, before[bo] + 1]
+    exact = search(Scope("t1", "bo", "atlas"), plan="enable_indexscan")
+    assert [h.entry_id for h in his] == [h.entry_id for h in exact]
 
 
 def test_the_largest_owners_come_first_when_indexes_are_capped(db: tuple[Conn, Pool]) -> None:
