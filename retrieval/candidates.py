@@ -77,12 +77,16 @@ class OwnerPart:
 
 @dataclass(frozen=True, slots=True)
 class ScopeSql:
-    """The scope as SQL: conditions every row meets, and the owner parts (any of,
-    disjoint); ``current``: active entries only (the HNSW indexes can serve it)."""
+    """The scope as SQL: conditions every row meets, the owner parts (any of, disjoint),
+    their parameters, and their shape; ``current``: active entries only (the HNSW indexes
+    can serve it)."""
 
     common: sql.Composable
     owners: tuple[OwnerPart, ...]
     params: dict[str, Any]
+    # what the scope's SQL depends on (its values are parameters): the same shape, the
+    # same statements
+    shape: tuple[bool, ...]
     current: bool = True
 
     @property
@@ -127,7 +131,12 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     if filters.until is not None:
         conds.append(sql.SQL("valid_from < %(until)s"))
         params["until"] = filters.until
-    return ScopeSql(sql.SQL(" AND ").join(conds), tuple(owners), params, not filters.history)
+    shape = (
+        scope.user_id is not None, scope.agent_id is not None, filters.history,
+        bool(filters.kinds), filters.since is not None, filters.until is not None,
+    )  # fmt: skip
+    common = sql.SQL(" AND ").join(conds)
+    return ScopeSql(common, tuple(owners), params, shape, current=not filters.history)
 
 
 def vector_list(
@@ -185,32 +194,10 @@ def _scope_parts(
     is counted only as far as its path needs (``owned_count``), and by its bound where
     that decides the same (``bounded_count``): an index-only count, where checking each
     row would read it."""
-    count, bounded = sql.SQL(Q["scope_count"]), sql.SQL(Q["bounded_count"])
-
-    def rows(condition: sql.Composable) -> sql.Composable:
-        return sql.SQL("{} AND {}").format(scope.common, condition)
-
-    def counted(condition: sql.Composable) -> sql.Composable:
-        return count.format(scope=rows(condition))
-
-    names: dict[str, str] = {}  # the parts' own indexes, by parameter
-    counts: list[sql.Composable] = []
-    owned: list[sql.Composable] = []
-    if not scope.owners:  # the whole scope: one part, no owner
-        counts.append(count.format(scope=scope.common))
-        owned.append(sql.SQL("false"))
-    for i, owner in enumerate(scope.owners):
-        names[f"index_{i}"] = owner_index_name(scope.params["tenant_id"], *owner.key, model)
-        own = sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
-        n = counted(owner.condition)
-        if owner.bound is not None:
-            n = bounded.format(bound=counted(owner.bound), exact=n)
-        few = rows(owner.bound or owner.condition)
-        counts.append(sql.SQL(Q["owned_count"]).format(own=own, scope=few, count=n))
-        owned.append(own)
-    query = sql.SQL(Q["scope_size"]).format(
-        counts=sql.SQL(", ").join(counts), owned=sql.SQL(", ").join(owned)
-    )
+    names = {  # the parts' own indexes, by parameter
+        f"index_{i}": owner_index_name(scope.params["tenant_id"], *owner.key, model)
+        for i, owner in enumerate(scope.owners)
+    }
     params = {
         **scope.params,
         **names,
@@ -219,17 +206,54 @@ def _scope_parts(
         "k": k,
         "ef_search": str(max(settings.ef_search, k)),
     }
-    row = conn.execute(query, params).fetchone()
+    row = conn.execute(_size_statement(scope), params).fetchone()
     if row is None:
         return []
     exact_below = max(settings.exact_scope_cap, int(row["crossover"]))
-    forms = [(rows(o.condition), rows(o.indexed or o.condition)) for o in scope.owners]
+    forms = [(_rows(scope, o.condition), _rows(scope, o.indexed or o.condition))
+             for o in scope.owners]  # fmt: skip
     return [
         _Part(where, indexed, int(n), bool(own), exact_below)
         for (where, indexed), n, own in zip(
             forms or [(scope.common, scope.common)], row["counts"], row["owned"], strict=True
         )
     ]
+
+
+_SIZE_STATEMENTS: dict[tuple[bool, ...], bytes] = {}  # by the scope's shape
+
+
+def _size_statement(scope: ScopeSql) -> bytes:
+    """The ``scope_size`` statement of the scope's shape, composed once per shape."""
+    statement = _SIZE_STATEMENTS.get(scope.shape)
+    if statement is not None:
+        return statement
+    count, bounded = sql.SQL(Q["scope_count"]), sql.SQL(Q["bounded_count"])
+
+    def counted(condition: sql.Composable) -> sql.Composable:
+        return count.format(scope=_rows(scope, condition))
+
+    counts: list[sql.Composable] = []
+    owned: list[sql.Composable] = []
+    if not scope.owners:  # the whole scope: one part, no owner
+        counts.append(count.format(scope=scope.common))
+        owned.append(sql.SQL("false"))
+    for i, owner in enumerate(scope.owners):
+        own = sql.SQL(Q["owner_index_ready"]).format(name=sql.Placeholder(f"index_{i}"))
+        n = counted(owner.condition)
+        if owner.bound is not None:
+            n = bounded.format(bound=counted(owner.bound), exact=n)
+        few = _rows(scope, owner.bound or owner.condition)
+        counts.append(sql.SQL(Q["owned_count"]).format(own=own, scope=few, count=n))
+        owned.append(own)
+    query = sql.SQL(Q["scope_size"]).format(
+        counts=sql.SQL(", ").join(counts), owned=sql.SQL(", ").join(owned)
+    )
+    return _SIZE_STATEMENTS.setdefault(scope.shape, query.as_bytes(None))
+
+
+def _rows(scope: ScopeSql, condition: sql.Composable) -> sql.Composable:
+    return sql.SQL("{} AND {}").format(scope.common, condition)
 
 
 def _vector_candidates(
