@@ -210,13 +210,12 @@ def _scope_parts(
     if row is None:
         return []
     exact_below = max(settings.exact_scope_cap, int(row["crossover"]))
-    forms = [(_rows(scope, o.condition), _rows(scope, o.indexed or o.condition))
-             for o in scope.owners]  # fmt: skip
+    forms = [
+        (_rows(scope, o.condition), _rows(scope, o.indexed or o.condition)) for o in scope.owners
+    ] or [(scope.common, scope.common)]  # the whole scope
     return [
         _Part(where, indexed, int(n), bool(own), exact_below)
-        for (where, indexed), n, own in zip(
-            forms or [(scope.common, scope.common)], row["counts"], row["owned"], strict=True
-        )
+        for (where, indexed), n, own in zip(forms, row["counts"], row["owned"], strict=True)
     ]
 
 

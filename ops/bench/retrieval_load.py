@@ -32,7 +32,7 @@ TENANT = "bench"
 START = datetime(2024, 10, 1, tzinfo=UTC)
 SEED = 7
 _PROFILE_KEYS = ("home_city", "job", "favourite_food", "morning_drink", "sport", "pet")
-SUMMARY_EVERY = 25  # a user's entries per session summary (a LoCoMo session makes ≈ 20)
+SUMMARY_EVERY = 25  # a user's entries per session summary (a LoCoMo session's build: 25)
 AGENT = "assistant"  # the agent every user talks to
 
 
@@ -60,8 +60,8 @@ def summaries(entries: int) -> int:
 
 
 def holds(conn: Conn, counts: list[int]) -> bool:
-    """Whether the database already holds exactly these users, entries and summaries,
-    indexed."""
+    """Whether the database already holds exactly these users, entries, summaries and
+    experiences, indexed."""
     row = conn.execute(
         "SELECT count(*) FILTER (WHERE owner_type = 'user') AS n,"
         " count(DISTINCT owner_id) FILTER (WHERE owner_type = 'user') AS users,"
