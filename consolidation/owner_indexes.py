@@ -123,30 +123,35 @@ def _create(conn: Conn, name: str, owner: Mapping[str, Any], dim: int, wait: tim
 
 
 def _build(conn: Conn, name: str, owner: Mapping[str, Any], dim: int) -> None:
-    # a participant's entries: the channel entries naming them, as the search's scope
-    # says it (retrieval/queries.sql, channel_part_indexed), so that the planner matches them
-    whose = {
-        PARTICIPANT: "owner_type = 'channel' AND (fields -> 'participant_ids') ? {owner}",
-        # what an agent learnt from a user or alone, as the search states it (agent_part)
-        LEARNT: "owner_type = 'agent' AND owner_id = {agent} AND learnt_from IN ({user}, '')",
-    }.get(owner["owner_type"], "owner_type = {type} AND owner_id = {owner}")
-    agent, user = json.loads(owner["owner_id"]) if owner["owner_type"] == LEARNT else (None, None)
     conn.execute(
         sql.SQL(
             "CREATE INDEX CONCURRENTLY {name} ON memory_entries"
             " USING hnsw ((embedding::halfvec({dim})) halfvec_cosine_ops)"
-            f" WHERE tenant_id = {{tenant}} AND {whose}"
+            " WHERE tenant_id = {tenant} AND {whose}"
             " AND embedding_model = {model} AND status = 'active'"
         ).format(
             name=sql.Identifier(name),
             dim=sql.SQL(str(int(dim))),
             tenant=sql.Literal(owner["tenant_id"]),
-            type=sql.Literal(owner["owner_type"]),
-            owner=sql.Literal(owner["owner_id"]),
-            agent=sql.Literal(agent),
-            user=sql.Literal(user),
+            whose=_whose(owner["owner_type"], owner["owner_id"]),
             model=sql.Literal(owner["embedding_model"]),
         )
+    )
+
+
+def _whose(owner_type: str, owner_id: str) -> sql.Composable:
+    """The owner's entries, stated as the search's scope states that part
+    (retrieval/queries.sql: ``channel_part_indexed``, ``agent_part``), so that the planner
+    matches the index to it."""
+    if owner_type == PARTICIPANT:
+        condition = "owner_type = 'channel' AND (fields -> 'participant_ids') ? {}"
+        return sql.SQL(condition).format(sql.Literal(owner_id))
+    if owner_type == LEARNT:
+        agent, user = json.loads(owner_id)  # see learnt_owner
+        condition = "owner_type = 'agent' AND owner_id = {} AND learnt_from IN ({}, '')"
+        return sql.SQL(condition).format(sql.Literal(agent), sql.Literal(user))
+    return sql.SQL("owner_type = {} AND owner_id = {}").format(
+        sql.Literal(owner_type), sql.Literal(owner_id)
     )
 
 

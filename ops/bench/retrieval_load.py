@@ -74,11 +74,12 @@ def holds(conn: Conn, counts: list[int]) -> bool:
     index = conn.execute(
         "SELECT 1 FROM pg_indexes WHERE indexname = 'memory_entries_embedding_minilm'"
     ).fetchone()
+    sessions = sum(map(summaries, counts))  # each a summary and an experience
     return (
         row is not None
         and index is not None
         and (row["n"], row["users"], row["largest"], row["summaries"], row["experiences"])
-        == (sum(counts), len(counts), counts[0], *[sum(map(summaries, counts))] * 2)
+        == (sum(counts), len(counts), counts[0], sessions, sessions)
     )
 
 
