@@ -10,7 +10,7 @@
 WITH cap AS (
     SELECT sqrt(%(ratio)s * %(k)s * greatest(reltuples, 0))::bigint AS crossover
       FROM pg_class WHERE oid = 'memory_entries'::regclass
-)
+), big AS ({big})
 SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_scan,
        set_config('hnsw.ef_search', %(ef_search)s, true) AS ef_search,
        (SELECT crossover FROM cap) AS crossover,
@@ -25,10 +25,23 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) AS iterative_sca
 
 -- name: owned_count
 -- A part with its own index takes that path whatever its size: it is counted only as far
--- as the full-text choice needs (the cap), by its bound if it has one.
+-- as the full-text choice (made on the scope's total) needs: not at all when a part's own
+-- index holds the cap (`owners_at_cap`), else up to the cap, by its bound if it has one.
 CASE WHEN {own}
-     THEN (SELECT count(*) FROM (SELECT 1 FROM memory_entries WHERE {scope} LIMIT %(cap)s) s)
+     THEN CASE WHEN (SELECT at_cap FROM big) THEN %(cap)s
+               ELSE (SELECT count(*) FROM (
+                         SELECT 1 FROM memory_entries WHERE {scope} LIMIT %(cap)s) s)
+          END
      ELSE {count} END
+
+-- name: owners_at_cap
+-- Whether a part's own index alone holds the cap or more entries, by its row count in the
+-- statistics (set by the index's build, kept by VACUUM and ANALYZE): the scope is then past
+-- the cap, and a large owner is not counted entry by entry. Not for a scope narrowed by
+-- kind or time (`false`), of which the index's count says nothing.
+SELECT coalesce(max(c.reltuples), 0) >= %(cap)s AS at_cap
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+ WHERE i.indexrelid = ANY (ARRAY[{names}]::oid[]) AND i.indisvalid
 
 -- name: bounded_count
 -- A part that has a bound (a cheaper condition every row of the part meets, counted from
