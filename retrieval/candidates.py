@@ -175,7 +175,7 @@ def vector_list(
     def compose() -> sql.Composable:
         if exact:
             return _vector_statement([(scope.where, scope.where, "vector_exact")], embedder)
-        return _vector_statement([parts[i].query(path) for i, path, _ in chosen], embedder)
+        return _vector_statement([parts[i].query(scope, path) for i, path, _ in chosen], embedder)
 
     key = ("vector", scope.shape, embedder.model, embedder.dim, tuple(chosen))
     statement = _composed(key, compose)
@@ -190,12 +190,11 @@ def vector_list(
 
 @dataclass(frozen=True, slots=True)
 class _Part:
-    """One owner part of a scope: its rows (and the same rows as its own index states
-    them), how many (counted up to a cap), whether it has an HNSW index of its own, and
-    the size below which it is ranked exactly."""
+    """One owner part of a scope (``None``: the whole scope, which has no owner
+    condition): how many rows (counted up to a cap), whether it has an HNSW index of its
+    own, and the size below which it is ranked exactly."""
 
-    where: sql.Composable
-    indexed: sql.Composable
+    owner: OwnerPart | None
     size: int
     own_index: bool
     exact_below: int
@@ -205,11 +204,15 @@ class _Part:
             return "vector_exact"
         return "vector_hnsw" if current else "vector_hnsw_history"
 
-    def query(self, path: str) -> tuple[sql.Composable, sql.Composable, str]:
+    def query(self, scope: ScopeSql, path: str) -> tuple[sql.Composable, sql.Composable, str]:
         """The part's rows for ``path``'s HNSW half (as its own index states them, when it
         goes through it) and for an exact half, with the path."""
-        through_own = self.own_index and path != "vector_exact"
-        return (self.indexed if through_own else self.where), self.where, path
+        if self.owner is None:
+            return scope.common, scope.common, path
+        where = _rows(scope, self.owner.condition)
+        if self.own_index and path != "vector_exact" and self.owner.indexed is not None:
+            return _rows(scope, self.owner.indexed), where, path
+        return where, where, path
 
 
 def _scope_parts(
@@ -237,12 +240,10 @@ def _scope_parts(
     if row is None:
         return []
     exact_below = max(settings.exact_scope_cap, int(row["crossover"]))
-    forms = [
-        (_rows(scope, o.condition), _rows(scope, o.indexed or o.condition)) for o in scope.owners
-    ] or [(scope.common, scope.common)]  # the whole scope
+    owners: Sequence[OwnerPart | None] = scope.owners or (None,)
     return [
-        _Part(where, indexed, int(n), bool(own), exact_below)
-        for (where, indexed), n, own in zip(forms, row["counts"], row["owned"], strict=True)
+        _Part(owner, int(n), bool(own), exact_below)
+        for owner, n, own in zip(owners, row["counts"], row["owned"], strict=True)
     ]
 
 
