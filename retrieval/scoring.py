@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from observations.entry import SESSION_SUMMARY
@@ -33,8 +32,7 @@ def fuse(vector: Sequence[Candidate], text: Sequence[Candidate], *, k: int = 10)
     # one copy per entry: the first in the vector list, else the first in the text list
     copies = {c.entry_id: c for c in [*reversed(text), *reversed(vector)]}
     fused = [
-        replace(c, vector_rank=by_vector.get(entry_id), text_rank=by_text.get(entry_id))
-        for entry_id, c in copies.items()
+        c.ranked(by_vector.get(entry_id), by_text.get(entry_id)) for entry_id, c in copies.items()
     ]
     return sorted(fused, key=lambda c: (-_rrf(c, k), c.entry_id))
 

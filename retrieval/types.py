@@ -46,6 +46,19 @@ class Candidate:
     text_rank: int | None = None
     vector_rank: int | None = None
 
+    def ranked(self, vector_rank: int | None, text_rank: int | None) -> Candidate:
+        """This candidate with its ranks in the two lists, as ``dataclasses.replace`` makes
+        it, in half the time (fusion copies every candidate of both lists)."""
+        new = object.__new__(Candidate)
+        for name in _UNRANKED_FIELDS:
+            object.__setattr__(new, name, getattr(self, name))
+        object.__setattr__(new, "vector_rank", vector_rank)
+        object.__setattr__(new, "text_rank", text_rank)
+        return new
+
+
+_UNRANKED_FIELDS = tuple(n for n in Candidate.__slots__ if n not in ("vector_rank", "text_rank"))
+
 
 @dataclass(frozen=True, slots=True)
 class Scored:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -280,3 +281,12 @@ def test_rerank_drops_scores_below_the_threshold_then_applies_the_limit() -> Non
 def test_rerank_rejects_repeated_entry_ids() -> None:
     with pytest.raises(ValueError, match="unique entry ids"):
         rerank([scored(1, 0.9), scored(1, 0.8)], weights=W, limit=5)
+
+
+@given(candidates, st.none() | st.integers(1, 50), st.none() | st.integers(1, 50))
+def test_ranked_is_the_candidate_with_its_ranks_replaced(
+    items: list[Candidate], vector_rank: int | None, text_rank: int | None
+) -> None:
+    for c in items:
+        got = c.ranked(vector_rank, text_rank)
+        assert got == replace(c, vector_rank=vector_rank, text_rank=text_rank)
