@@ -147,6 +147,46 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     )
 
 
+def candidate_lists(
+    conn: Conn,
+    scope: ScopeSql,
+    text: str,
+    vector: Any,
+    embedder: Embedder,
+    k: int,
+    settings: SearchSettings,
+) -> tuple[list[Candidate], list[Candidate]]:
+    """The vector list and the full-text list of a search for ``text``, whose embedding by
+    ``embedder`` is ``vector``: the ``k`` best of each. Below the full-text cap, one read
+    of the scope's rows ranks it exactly and matches its words (``nearest_and_matching``)."""
+    parts = _scope_parts(conn, scope, embedder.model, k, settings)
+    words = _WORD.findall(text)
+    if sum(p.size for p in parts) >= settings.text_scope_cap or not words:
+        by_vector = _nearest_by_part(conn, scope, parts, vector, embedder, k)
+        return by_vector, bm25_candidates(by_vector, text, k) if words else []
+    statement = _composed(
+        ("both", scope.shape, embedder.model, embedder.dim),
+        lambda: sql.SQL(Q["nearest_and_matching"]).format(
+            scope=scope.where, dim=_dim(embedder), model=sql.Literal(embedder.model)
+        ),
+    )
+    args = {**scope.params, "query": vector, "k": k, "text": " or ".join(words)}
+    nearest, found = [], {}
+    for r in conn.execute(statement, {**args, "scan": settings.text_scan}):
+        if r["statement"] is None:
+            nearest.append(r["id"])
+        else:
+            found[r["id"]] = r["statement"]
+    if len(found) >= settings.text_scan and len(words) > 1:
+        # cut: the statements with every word first
+        every = _matching(conn, scope, " ".join(words), settings.text_scan)
+        found = every if len(every) >= settings.text_scan else {**every, **found}
+    ids = sorted(found)
+    best = [ids[i] for i, _ in bm25_rank([found[i] for i in ids], text, k)]
+    fetched = _by_id(conn, scope, [*nearest, *set(best).difference(nearest)], vector, embedder)
+    return [fetched[i] for i in nearest if i in fetched], [fetched[i] for i in best if i in fetched]
+
+
 def vector_list(
     conn: Conn,
     scope: ScopeSql,
@@ -154,10 +194,21 @@ def vector_list(
     embedder: Embedder,
     k: int,
     settings: SearchSettings,
-) -> tuple[list[Candidate], int]:
-    """The vector candidates, and the scope's size (counted only as far as it matters)."""
+) -> list[Candidate]:
+    """The vector list alone: the ``k`` entries of the scope nearest to ``vector``."""
     parts = _scope_parts(conn, scope, embedder.model, k, settings)
-    size = sum(p.size for p in parts)
+    return _nearest_by_part(conn, scope, parts, vector, embedder, k)
+
+
+def _nearest_by_part(
+    conn: Conn,
+    scope: ScopeSql,
+    parts: Sequence[_Part],
+    vector: Any,
+    embedder: Embedder,
+    k: int,
+) -> list[Candidate]:
+    """The ``k`` nearest entries, each part by the path its size picks."""
     indexed = embedder.model in INDEXED_MODELS
     paths = [p.path(indexed, scope.current) for p in parts]
     exact = all(path == "vector_exact" for path in paths)
@@ -170,7 +221,7 @@ def vector_list(
             if part.size
         ]
     if not chosen:  # an owner's index left over from entries since deleted, and no other
-        return [], size
+        return []
 
     def compose() -> sql.Composable:
         if exact:
@@ -185,7 +236,7 @@ def vector_list(
     args = {**scope.params, "query": vector, "k": k}
     rows = conn.execute(statement, args, prepare=None if exact else False).fetchall()
     rows.sort(key=lambda r: (-r["similarity"], r["id"]))  # relaxed order from HNSW
-    return [_candidate(r, similarity=float(r["similarity"])) for r in rows[:k]], size
+    return [_candidate(r, similarity=float(r["similarity"])) for r in rows[:k]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +358,7 @@ def _vector_statement(
             columns=_COLUMNS,
             scope=where,
             rest=rest,
-            dim=sql.SQL(str(int(embedder.dim))),
+            dim=_dim(embedder),
             model=sql.Literal(embedder.model),  # a literal: the partial HNSW index must match
         )
         for where, rest, path in queries
@@ -317,59 +368,37 @@ def _vector_statement(
     return sql.SQL(" UNION ALL ").join(sql.SQL("({})").format(s) for s in statements)
 
 
-def text_candidates(
-    conn: Conn,
-    scope: ScopeSql,
-    text: str,
-    k: int,
-    scan: int,
-    *,
-    vector: Any,
-    embedder: Embedder,
-    known: Sequence[Candidate] = (),
-) -> list[Candidate]:
-    """The ``k`` best full-text matches by BM25; a candidate already in ``known`` (the
-    vector list) is reused rather than fetched again, and one fetched here comes with its
-    similarity to ``vector`` (an embedding by ``embedder``'s model), as the vector list's
-    do."""
-    words = _WORD.findall(text)
-    if not words:
-        return []
-    matches = _composed(
+def _dim(embedder: Embedder) -> sql.Composable:
+    return sql.SQL(str(int(embedder.dim)))
+
+
+def _matching(conn: Conn, scope: ScopeSql, query: str, scan: int) -> dict[int, str]:
+    """The statements of the scope matching the full-text ``query``, at most ``scan``."""
+    statement = _composed(
         ("text", scope.shape), lambda: sql.SQL(Q["text_matches"]).format(scope=scope.where)
     )
-    args = {**scope.params, "scan": scan}
+    rows = conn.execute(statement, {**scope.params, "text": query, "scan": scan})
+    return {r["id"]: r["canonical_statement"] for r in rows}
 
-    def match(q: str) -> dict[int, str]:
-        rows = conn.execute(matches, {**args, "text": q})
-        return {r["id"]: r["canonical_statement"] for r in rows}
 
-    found = match(" or ".join(words))
-    if len(found) >= scan and len(words) > 1:  # cut: the statements with every word first
-        every = match(" ".join(words))
-        found = every if len(every) >= scan else {**every, **found}
-    if not found:
-        return []
-    ids = sorted(found)
-    best = [ids[i] for i, _ in bm25_rank([found[i] for i in ids], text, k)]
-    have = {c.entry_id: c for c in known}
-    missing = [i for i in best if i not in have]
-    if missing:
-        query = _composed(
-            ("by_id", scope.shape, embedder.model, embedder.dim),
-            lambda: sql.SQL(Q["entries_by_id"]).format(
-                columns=_COLUMNS,
-                scope=scope.where,
-                dim=sql.SQL(str(int(embedder.dim))),
-                model=sql.Literal(embedder.model),
-            ),
-        )
-        params = {**scope.params, "ids": missing, "query": vector}
-        have.update(
-            (r["id"], _candidate(r, similarity=_similarity(r["similarity"])))
-            for r in conn.execute(query, params)
-        )
-    return [have[i] for i in best if i in have]
+def _by_id(
+    conn: Conn, scope: ScopeSql, ids: Sequence[int], vector: Any, embedder: Embedder
+) -> dict[int, Candidate]:
+    """The scope's entries ``ids``, each with its similarity to ``vector`` (an embedding
+    by ``embedder``'s model; None for an entry of another model)."""
+    if not ids:
+        return {}
+    statement = _composed(
+        ("by_id", scope.shape, embedder.model, embedder.dim),
+        lambda: sql.SQL(Q["entries_by_id"]).format(
+            columns=_COLUMNS,
+            scope=scope.where,
+            dim=_dim(embedder),
+            model=sql.Literal(embedder.model),
+        ),
+    )
+    rows = conn.execute(statement, {**scope.params, "ids": list(ids), "query": vector})
+    return {r["id"]: _candidate(r, similarity=_similarity(r["similarity"])) for r in rows}
 
 
 def bm25_candidates(candidates: Sequence[Candidate], text: str, k: int) -> list[Candidate]:

@@ -130,10 +130,35 @@ SELECT id, canonical_statement
  ORDER BY id DESC
  LIMIT %(scan)s;
 
+-- name: nearest_and_matching
+-- A scope small enough for the full-text match to read every row of it (text_matches)
+-- ranked exactly by the same read: its rows are read once. Ids only, the k nearest
+-- entries of the model (their similarity, best first) and then the entries whose statement
+-- matches (at most %(scan)s, the newest, with their statement); entries_by_id fetches
+-- the ones kept.
+WITH scoped AS MATERIALIZED (
+    SELECT id,
+           CASE WHEN embedding_model = {model}
+                THEN 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) END
+               AS similarity,
+           CASE WHEN tsv @@ q THEN canonical_statement END AS statement
+      FROM memory_entries, websearch_to_tsquery('english', %(text)s) AS q
+     WHERE {scope}
+)
+(SELECT id, similarity, NULL AS statement FROM scoped
+  WHERE similarity IS NOT NULL
+  ORDER BY similarity DESC, id
+  LIMIT %(k)s)
+UNION ALL
+(SELECT id, NULL, statement FROM scoped
+  WHERE statement IS NOT NULL
+  ORDER BY id DESC
+  LIMIT %(scan)s);
+
 -- name: entries_by_id
--- Full-text hits the vector list did not bring, with their similarity to the query vector
--- (NULL for a row embedded by another model): ranked by its words alone, a hit would
--- otherwise compete with no similarity at all.
+-- The entries a search keeps, with their similarity to the query vector (NULL for a row
+-- embedded by another model): a full-text hit ranked by its words alone would otherwise
+-- compete with no similarity at all.
 SELECT {columns},
        CASE WHEN embedding_model = {model}
             THEN 1 - (embedding::halfvec({dim}) <=> %(query)s::halfvec({dim})) END AS similarity

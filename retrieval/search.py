@@ -13,7 +13,7 @@ from ledger.db import Conn, tenant_scope
 from ledger.errors import InvalidInput
 from observations.embed import Embedder, contextualize, embed_query
 from observations.embed_models import reading_embedder
-from retrieval.candidates import bm25_candidates, scope_sql, text_candidates, vector_list
+from retrieval.candidates import candidate_lists, scope_sql, vector_list
 from retrieval.periods import query_periods
 from retrieval.scoring import fuse, rerank, score
 from retrieval.types import Candidate, Filters, Scope, Scored, SearchSettings
@@ -65,22 +65,9 @@ def search_in_scope(
     text = contextualize(query, owner=owner_name, when=None, kind=None, topic=None)
     embedder = reading_embedder(conn, embedder)  # the model the scope's vectors are in
     vector = embed_query(embedder, text)  # through the query vector cache, if it has one
-    where = scope_sql(scope, filters)
     k = max(settings.candidates, 2 * limit)
-    by_vector, size = vector_list(conn, where, vector, embedder, k, settings)
-    if size < settings.text_scope_cap:
-        by_text = text_candidates(
-            conn,
-            where,
-            query,
-            k,
-            settings.text_scan,
-            vector=vector,
-            embedder=embedder,
-            known=by_vector,
-        )
-    else:
-        by_text = bm25_candidates(by_vector, query, k)
+    where = scope_sql(scope, filters)
+    by_vector, by_text = candidate_lists(conn, where, query, vector, embedder, k, settings)
     fused = fuse(by_vector, by_text, k=settings.weights.rrf_k)
     periods = query_periods(query, now)
     ranked = score(fused, now=now, weights=settings.weights, periods=periods)
@@ -115,7 +102,7 @@ def vector_search(
     """The vector-and-filter half of :func:`search` alone: the ``k`` entries of ``scope``
     nearest to ``vector`` (an embedding by ``embedder``'s model), most similar first."""
     with tenant_scope(conn, scope.tenant_id):
-        return vector_list(conn, scope_sql(scope, filters), vector, embedder, k, settings)[0]
+        return vector_list(conn, scope_sql(scope, filters), vector, embedder, k, settings)
 
 
 def external_ids(results: Sequence[Scored]) -> set[str]:

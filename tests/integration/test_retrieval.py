@@ -30,7 +30,7 @@ from ops.services import drop_database, recreate_database
 from ops.usecases.ingest import accepted_events
 from retrieval.access import AccessLog
 from retrieval.bundle import render_text
-from retrieval.candidates import scope_sql, text_candidates
+from retrieval.candidates import candidate_lists, scope_sql
 from retrieval.context import ContextRequest, build_context, bundle_provenance
 from retrieval.items import MemoryItem, SummaryItem
 from retrieval.recent import RecentWindow, recent_messages
@@ -364,7 +364,8 @@ def test_full_text_matches_cut_at_the_scan_limit_are_the_newest_with_their_simil
         matching = [r["id"] for r in conn.execute(every, scope.params)]
         embedder = HashEmbedder()
         vector = embedder.embed(["maya"])[0]
-        found = text_candidates(conn, scope, "maya", k=50, scan=3, vector=vector, embedder=embedder)
+        settings = SearchSettings(text_scan=3)
+        _, found = candidate_lists(conn, scope, "maya", vector, embedder, 50, settings)
     every_entry = vector_search(conn, Scope(tenant, "maya"), vector, embedder=embedder, k=1000)
     nearest = {c.entry_id: c.similarity for c in every_entry}
     assert len(matching) > 3
