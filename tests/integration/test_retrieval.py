@@ -43,7 +43,7 @@ from retrieval.search import (
     vector_search,
 )
 from retrieval.tokens import approx_count
-from retrieval.types import RetrievalWeights
+from retrieval.types import Candidate, RetrievalWeights
 from tests.events import message, replay, sample_events
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
@@ -372,6 +372,35 @@ def test_full_text_matches_cut_at_the_scan_limit_are_the_newest_with_their_simil
     assert sorted(c.entry_id for c in found) == matching[-3:]
     # a hit fetched by its words carries the similarity the vector list would give it
     assert all(c.similarity == pytest.approx(nearest[c.entry_id]) for c in found)
+
+
+def test_one_read_of_a_small_scope_ranks_it_as_the_vector_path_does(conn: Conn) -> None:
+    """Below the full-text cap, one statement ranks the scope exactly and matches its
+    words: the same vector list as the vector path's; past the cap, the full-text list is
+    the vector list reranked by its words."""
+    tenant = f"t-{uuid.uuid4().hex[:8]}"
+    build_sample(conn, tenant)
+    embedder = HashEmbedder()
+    vector = embedder.embed(["what does maya cook"])[0]
+    scope = scope_sql(Scope(tenant, "maya"), Filters())
+
+    def lists(settings: SearchSettings) -> tuple[list[Candidate], list[Candidate]]:
+        with tenant_scope(conn, tenant):
+            return candidate_lists(
+                conn, scope, "what does maya cook", vector, embedder, 20, settings
+            )
+
+    nearest = vector_search(conn, Scope(tenant, "maya"), vector, embedder=embedder, k=20)
+    one_read, text = lists(SearchSettings())
+    by_parts, reranked = lists(SearchSettings(text_scope_cap=1))
+
+    def ranked(items: list[Candidate]) -> list[tuple[int, float | None]]:
+        return [(c.entry_id, c.similarity) for c in items]
+
+    assert len(nearest) == 20 and text
+    assert ranked(one_read) == ranked(by_parts) == ranked(nearest)
+    assert all("maya" in c.statement.lower() or "cook" in c.statement.lower() for c in text)
+    assert {c.entry_id for c in reranked} <= {c.entry_id for c in by_parts}
 
 
 @pytest.mark.parametrize("budget", [60, 150, 400, 1000])
