@@ -17,7 +17,10 @@ those, and the agent's own graph, holding what it learnt from everyone, cannot s
 
 An owner gets one at ``min_entries`` active entries of an indexed model and keeps it
 until it falls below half of that, so an owner near the line is not rebuilt back and
-forth. At most ``max_indexes`` owners have one, the largest: the planner weighs every
+forth. A participant or a learnt part gets its own at half the line: it is searched beside
+its user's own entries, a large scope when it is large itself, where a part without an
+index is counted and then read row by row (a user's channel entries one channel at a
+time). At most ``max_indexes`` owners have one, the largest: the planner weighs every
 index of the table for every query on it (≈ 3 µs each), and each insert checks every
 index's predicate. Builds and drops are ``CONCURRENTLY``: writes go on meanwhile, and a build that
 dies leaves an invalid index, which the next run drops and builds again. Each index's
@@ -51,7 +54,8 @@ _KEYS = ("tenant_id", "owner_type", "owner_id", "embedding_model")
 
 @dataclass(frozen=True, slots=True)
 class OwnerIndexPolicy:
-    """An owner gets its own index at ``min_entries`` active entries (0: never); at most
+    """An owner gets its own index at ``min_entries`` active entries (a participant or a
+    learnt part at half of that; 0: never); at most
     ``max_indexes`` owners (across tenants), the largest, have one. A concurrent build
     waits for every transaction older than it: one left open longer than ``build_wait``
     fails the run, and the invalid index it leaves is built again by the next."""
@@ -75,10 +79,11 @@ def run_owner_indexes(
             others += 1
     wanted: dict[str, dict[str, Any]] = {}
     if policy.min_entries > 0:
-        least = max(policy.min_entries // 2, 1)  # an index is kept down to half the line
+        least = max(_line(policy, PARTICIPANT) // 2, 1)  # kept down to half the line
         params = {"models": list(INDEXED), "min": least, "tenant_id": tenant_id}
         rows = conn.execute(Q["owners_to_index"], params).fetchall()
         rows += [_learner(r) for r in conn.execute(Q["learners_to_index"], params)]
+        rows = [r for r in rows if r["n"] >= max(_line(policy, r["owner_type"]) // 2, 1)]
         room = max(policy.max_indexes - others, 0)  # the cap is across tenants
         for r in sorted(rows, key=_largest_first)[:room]:
             wanted[owner_index_name(*(r[k] for k in _KEYS))] = r
@@ -94,11 +99,18 @@ def run_owner_indexes(
         dropped += 1
     created = 0
     for name, r in wanted.items():  # largest first
-        if name in kept or r["n"] < policy.min_entries:
+        if name in kept or r["n"] < _line(policy, r["owner_type"]):
             continue
         _create(conn, name, r, INDEXED[r["embedding_model"]], policy.build_wait)
         created += 1
     return {"indexes": len(kept) + created, "created": created, "dropped": dropped}
+
+
+def _line(policy: OwnerIndexPolicy, owner_type: str) -> int:
+    """The active entries at which an owner of ``owner_type`` gets its index."""
+    if owner_type in (PARTICIPANT, LEARNT):
+        return max(policy.min_entries // 2, 1)
+    return policy.min_entries
 
 
 def _learner(row: Mapping[str, Any]) -> dict[str, Any]:

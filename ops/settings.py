@@ -166,8 +166,9 @@ class Settings(BaseSettings):
     owner_index_min_entries: int = Field(
         default=2000,
         ge=0,
-        description="active entries at which an owner gets an HNSW index of its own, kept "
-        "until it has fewer than half (0: none)",
+        description="active entries at which an owner gets an HNSW index of its own (a "
+        "user's channel entries and what an agent learnt from one user at half), kept until "
+        "it has fewer than half of that (0: none)",
     )
     owner_index_max: int = Field(
         default=100,

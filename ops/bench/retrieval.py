@@ -281,7 +281,9 @@ def render(
             f"{load.indexes_s:.1f} s; VACUUM ANALYZE {load.vacuum_analyze_s:.1f} s",
         ]
     lines.append(
-        f"  owners' own HNSW indexes (owners of {owned.min_entries:,} entries or more): "
+        f"  owners' own HNSW indexes (owners of {owned.min_entries:,} entries or more, "
+        f"channel entries naming a user and what the agent learnt from one of "
+        f"{owned.min_entries // 2:,}): "
         f"{owned.indexes:,}, {owned.built:,} of them built now in {owned.seconds:.1f} s"
     )
     if not cache.prewarmed:
