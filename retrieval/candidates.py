@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
+from psycopg.rows import tuple_row
 
 from ledger.db import Conn
 from ledger.owner_indexes import LEARNT, PARTICIPANT, learnt_owner, owner_index_name
@@ -172,11 +173,12 @@ def candidate_lists(
     )
     args = {**scope.params, "query": vector, "k": k, "text": " or ".join(words)}
     nearest, found = [], {}
-    for r in conn.execute(statement, {**args, "scan": settings.text_scan}):
-        if r["statement"] is None:
-            nearest.append(r["id"])
+    rows = conn.cursor(row_factory=tuple_row)  # up to k + scan rows: no dict for each
+    for entry_id, _, matched in rows.execute(statement, {**args, "scan": settings.text_scan}):
+        if matched is None:
+            nearest.append(entry_id)
         else:
-            found[r["id"]] = r["statement"]
+            found[entry_id] = matched
     if len(found) >= settings.text_scan and len(words) > 1:
         # cut: the statements with every word first
         every = _matching(conn, scope, " ".join(words), settings.text_scan)
