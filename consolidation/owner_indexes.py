@@ -17,7 +17,8 @@ those, and the agent's own graph, holding what it learnt from everyone, cannot s
 
 An owner gets one at ``min_entries`` active entries of an indexed model and keeps it
 until it falls below half of that, so an owner near the line is not rebuilt back and
-forth. A participant or a learnt part gets its own at half the line: it is searched beside
+forth (below its line, an owner without an index takes no room under the cap). A
+participant or a learnt part gets its own at half the line: it is searched beside
 its user's own entries, a large scope when it is large itself, where a part without an
 index is counted and then read row by row (a user's channel entries one channel at a
 time). At most ``max_indexes`` owners have one, the largest: the planner weighs every
@@ -83,10 +84,18 @@ def run_owner_indexes(
         params = {"models": list(INDEXED), "min": least, "tenant_id": tenant_id}
         rows = conn.execute(Q["owners_to_index"], params).fetchall()
         rows += [_learner(r) for r in conn.execute(Q["learners_to_index"], params)]
-        rows = [r for r in rows if r["n"] >= max(_line(policy, r["owner_type"]) // 2, 1)]
+        has = {ix["name"] for ix, _ in mine if ix["valid"]}
+        named = [(owner_index_name(*(r[k] for k in _KEYS)), r) for r in rows]
+        # over its line, or over half of it with an index already: below the line, an
+        # owner without one takes no room under the cap
+        due = [
+            (name, r)
+            for name, r in named
+            if r["n"] >= _line(policy, r["owner_type"])
+            or (name in has and r["n"] >= max(_line(policy, r["owner_type"]) // 2, 1))
+        ]
         room = max(policy.max_indexes - others, 0)  # the cap is across tenants
-        for r in sorted(rows, key=_largest_first)[:room]:
-            wanted[owner_index_name(*(r[k] for k in _KEYS))] = r
+        wanted = dict(sorted(due, key=lambda d: _largest_first(d[1]))[:room])
     kept, dropped = set(), 0
     for ix, owner in mine:
         if ix["valid"] and ix["name"] in wanted:
@@ -99,7 +108,7 @@ def run_owner_indexes(
         dropped += 1
     created = 0
     for name, r in wanted.items():  # largest first
-        if name in kept or r["n"] < _line(policy, r["owner_type"]):
+        if name in kept:
             continue
         _create(conn, name, r, INDEXED[r["embedding_model"]], policy.build_wait)
         created += 1
