@@ -24,15 +24,18 @@ scope:
   scope past ``text_scope_cap`` the match set is the vector candidates instead: under
   row-level security PostgreSQL cannot use the GIN index for ``@@`` (its function is not
   leakproof), so matching a large scope means reading every row of it (hundreds of ms at
-  100,000 rows); BM25 then reranks the semantically close rows by their words.
+  100,000 rows); BM25 then reranks the semantically close rows by their words. Below
+  ``text_scope_cap``, the read that matches the words ranks the scope exactly too, so
+  such a scope takes no vector path of its parts: one statement gives both lists' ids,
+  and one more fetches the entries kept.
 
 A statement's text depends only on the scope's shape, the paths and the model (every value
 is a parameter), so each is composed once. A statement with an HNSW path is planned for its
 values every time: a partial index matches only a query whose values the planner sees, and
-the right path depends on the scope's size. Exact ranking, the full-text match and the
-scope's size take the owner index whatever the owner, so their plans are kept (prepared):
-with the owners' partial indexes on the table, planning such a statement costs as much as
-running it for a small scope (0.3-1 ms).
+the right path depends on the scope's size. The others take the owner index (or the
+primary key) whatever the owner, so their plans are kept (prepared): with the owners'
+partial indexes on the table, planning such a statement costs as much as running it for a
+small scope (0.3-1 ms).
 """
 
 from __future__ import annotations
@@ -171,18 +174,18 @@ def candidate_lists(
             scope=scope.where, dim=_dim(embedder), model=sql.Literal(embedder.model)
         ),
     )
-    args = {**scope.params, "query": vector, "k": k, "text": " or ".join(words)}
+    scan = settings.text_scan
+    args = {**scope.params, "query": vector, "k": k, "text": " or ".join(words), "scan": scan}
     nearest, found = [], {}
     rows = conn.cursor(row_factory=tuple_row)  # up to k + scan rows: no dict for each
-    for entry_id, _, matched in rows.execute(statement, {**args, "scan": settings.text_scan}):
+    for entry_id, _, matched in rows.execute(statement, args):
         if matched is None:
             nearest.append(entry_id)
         else:
             found[entry_id] = matched
-    if len(found) >= settings.text_scan and len(words) > 1:
-        # cut: the statements with every word first
-        every = _matching(conn, scope, " ".join(words), settings.text_scan)
-        found = every if len(every) >= settings.text_scan else {**every, **found}
+    if len(found) >= scan and len(words) > 1:  # cut: the statements with every word first
+        every = _matching(conn, scope, " ".join(words), scan)
+        found = every if len(every) >= scan else {**every, **found}
     ids = sorted(found)
     best = [ids[i] for i, _ in bm25_rank([found[i] for i in ids], text, k)]
     fetched = _by_id(conn, scope, [*nearest, *set(best).difference(nearest)], vector, embedder)
