@@ -80,22 +80,21 @@ def run_owner_indexes(
             others += 1
     wanted: dict[str, dict[str, Any]] = {}
     if policy.min_entries > 0:
-        least = max(_line(policy, PARTICIPANT) // 2, 1)  # kept down to half the line
+        # every owner that may keep an index: down to half the lowest line
+        least = max(_line(policy, PARTICIPANT) // 2, 1)
         params = {"models": list(INDEXED), "min": least, "tenant_id": tenant_id}
         rows = conn.execute(Q["owners_to_index"], params).fetchall()
         rows += [_learner(r) for r in conn.execute(Q["learners_to_index"], params)]
         has = {ix["name"] for ix, _ in mine if ix["valid"]}
-        named = [(owner_index_name(*(r[k] for k in _KEYS)), r) for r in rows]
-        # over its line, or over half of it with an index already: below the line, an
-        # owner without one takes no room under the cap
-        due = [
-            (name, r)
-            for name, r in named
-            if r["n"] >= _line(policy, r["owner_type"])
-            or (name in has and r["n"] >= max(_line(policy, r["owner_type"]) // 2, 1))
-        ]
+        due = []
+        for r in sorted(rows, key=_largest_first):
+            name, line = owner_index_name(*(r[k] for k in _KEYS)), _line(policy, r["owner_type"])
+            # over its line, or over half of it with an index already: below the line, an
+            # owner without one takes no room under the cap
+            if r["n"] >= line or (name in has and r["n"] >= max(line // 2, 1)):
+                due.append((name, r))
         room = max(policy.max_indexes - others, 0)  # the cap is across tenants
-        wanted = dict(sorted(due, key=lambda d: _largest_first(d[1]))[:room])
+        wanted = dict(due[:room])
     kept, dropped = set(), 0
     for ix, owner in mine:
         if ix["valid"] and ix["name"] in wanted:

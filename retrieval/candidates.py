@@ -140,14 +140,11 @@ def scope_sql(scope: Scope, filters: Filters) -> ScopeSql:
     if filters.until is not None:
         conds.append(sql.SQL("valid_from < %(until)s"))
         params["until"] = filters.until
-    shape = (
-        scope.user_id is not None, scope.agent_id is not None, filters.history,
-        bool(filters.kinds), filters.since is not None, filters.until is not None,
-    )  # fmt: skip
+    narrowing = (bool(filters.kinds), filters.since is not None, filters.until is not None)
+    shape = (scope.user_id is not None, scope.agent_id is not None, filters.history, *narrowing)
     common = sql.SQL(" AND ").join(conds)
-    narrowed = bool(filters.kinds) or filters.since is not None or filters.until is not None
     return ScopeSql(
-        common, tuple(owners), params, shape, current=not filters.history, narrowed=narrowed
+        common, tuple(owners), params, shape, current=not filters.history, narrowed=any(narrowing)
     )
 
 
