@@ -44,7 +44,7 @@ PREFIX = "api"  # of the load's external ids
 # process up, its pool's connections open, its statements prepared, the model warm.
 WARMUP_BATCHES = 20
 WARMUP_CONTEXTS = 40
-# Questions are all distinct (up to 480 of them, warm-up included): nothing is answered
+# Questions are all distinct (up to 2,520 of them, warm-up included): nothing is answered
 # twice the same way.
 _TEMPLATES = (
     "What does Maya think about {}{}?",
@@ -57,9 +57,15 @@ _TEMPLATES = (
 _TOPICS = (
     "food", "travel", "trains", "flights", "restaurants", "family", "work", "weekends",
     "allergies", "seats", "hotels", "Porto", "Brussels", "Berlin", "coffee", "music",
-    "books", "birthdays", "meetings", "deadlines",
+    "books", "birthdays", "meetings", "deadlines", "Lisbon", "the hospital", "shifts",
+    "night shifts", "nursing", "the team", "the project", "the launch", "the budget",
+    "invoices", "the dentist", "running", "the gym", "yoga", "the kids", "school",
+    "the car", "parking", "the apartment", "rent", "the landlord", "groceries", "cooking",
+    "vegetarian dishes", "wine", "the wedding", "gifts", "the holidays", "Christmas",
+    "the beach", "hiking", "the dog", "the vet", "movies", "podcasts", "languages",
+    "Portuguese lessons", "the conference", "the flight home", "the train to Porto",
 )  # fmt: skip
-_WHEN = ("", " this week", " next month", " lately")
+_WHEN = ("", " this week", " next month", " lately", " last week", " this year", " recently")
 QUESTIONS = tuple(t.format(topic, w) for w in _WHEN for t in _TEMPLATES for topic in _TOPICS)
 
 

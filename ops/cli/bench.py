@@ -266,7 +266,7 @@ def bench_consolidate(
     help="Events timed (after the warm-up).",
 )  # fmt: skip
 @click.option(
-    "--contexts", default=400, show_default=True,
+    "--contexts", default=2000, show_default=True,
     type=click.IntRange(8, len(QUESTIONS) - WARMUP_CONTEXTS),
     help="Context bundles timed (after the warm-up).",
 )  # fmt: skip
