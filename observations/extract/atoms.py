@@ -363,7 +363,9 @@ def voice(
         word = parsed.words[i]
         if is_pronoun(word):
             group = they(parsed, word, speech)
-            if group is None and (points_nowhere(parsed, word) or _elliptical(word)):
+            if group is None and (
+                points_nowhere(parsed, word) or _elliptical(word) or _counted_among(parsed, word)
+            ):
                 return None
             found = pronoun(word, speech) or group
             if found is None:
@@ -452,6 +454,24 @@ def _bare_kin(parsed: Parsed, word: Word) -> bool:
 def _elliptical(word: Word) -> bool:
     """A possessive standing for a thing left unsaid: "mine was in Turin" (my what?)."""
     return word.lower in ("mine", "yours", "ours", "hers") and word.dep in CORE
+
+
+def _counted_among(parsed: Parsed, word: Word) -> bool:
+    """ "us" counted ("3 of us", "all of us", "none of us"): a group the speaker is one of,
+    which no one name stands for."""
+    if word.lower != "us" or word.dep != "pobj":
+        return False
+    of = parsed.words[word.head]
+    if of.lower != "of" or of.head == of.i:
+        return False
+    counted = parsed.words[of.head]
+    return counted.pos == "NUM" or counted.lower in _QUANTIFIERS
+
+
+_QUANTIFIERS = frozenset(
+    ("all", "both", "each", "some", "most", "none", "many", "few", "several", "any", "either",
+     "neither", "one", "half", "rest", "lot", "lots", "couple", "bunch", "group", "majority")
+)  # fmt: skip
 
 
 def _we_all(parsed: Parsed, word: Word) -> bool:

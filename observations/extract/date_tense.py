@@ -7,8 +7,9 @@ marker nearest before the phrase in its sentence decides (else the nearest after
   let's, see you, and a present progressive ("I'm flying out on Monday": be + -ing, which with a
   date means an arrangement);
 * past: was, were, did, had, been, their negations, couldn't, used to, a past form of a
-  common irregular verb, or a word in -ed that is not an adjective after am/is/are
-  ("I'm excited" is not past, "we got married" is).
+  common irregular verb, or a word in -ed that is not an adjective after am/is/are nor a
+  participle after "get" or "be" ("I'm excited", "is getting married" are not past, "we
+  got married" is).
 
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
 past; after "to" or "until" with a verb of rescheduling just before ("my interview got
@@ -105,13 +106,19 @@ def _markers(clause: str, *, opening: bool = False) -> list[Tense]:
     for i, word in enumerate(words):
         mark = _mark(word, words[i + 1] if i + 1 < len(words) else "")
         if mark is None and len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-            mark = None if _after_be(words, i) else "past"
+            passive = _after_be(words, i) or (i > 0 and words[i - 1] in _GET_OR_BE)
+            mark = None if passive else "past"
         if mark is None and len(word) > 4 and word.endswith("ing") and word not in _NOUNS:
             progressive = _after_be(words, i) or (opening and i == 0)
             mark = "future" if progressive else None
         if mark is not None:
             marks.append(mark)
     return marks
+
+
+# before a participle, a form of "get" or "be" that carries its own tense: "is getting
+# married" is ahead, "will be finished" too; "got married" is past by "got"
+_GET_OR_BE = _words("get gets getting be being")
 
 
 def _mark(word: str, following: str) -> Tense | None:

@@ -21,6 +21,12 @@ HUMAN_ROLES = ("user",)
 _MENTION = re.compile(r"(?<![\w@])@([\w.-]+)")
 _LEADING = re.compile(r"^\W*(?:(?:hey|hi|hello|yo|ok|okay|oh|so|thanks|thank\s+you)\W+)?([\w'’-]+)")
 _TRAILING = re.compile(r",\s*([\w'’-]+(?:\s+[\w'’-]+)?)\W*$")
+# a first or second person opening the rest of a sentence after a bare name ("chloe i'm …")
+PERSONAL_START = r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|you|you['’]re|u|we|we['’]re)\b"
+# what follows a leading name that addresses someone: a mark or the end, or in lower-case
+# chat without the comma a first or second person ("pip we're planning …")
+_MARKED = re.compile(r"\s*(?:[,!:-]|$)")
+_UNMARKED = re.compile(rf"\s+{PERSONAL_START}", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +100,10 @@ def _named(cast: Cast, event: SessionEvent, text: str) -> Iterable[Person | None
     for mention in _MENTION.findall(text):
         yield cast.find(mention)
     leading = _LEADING.match(text)
-    if leading and text[leading.end() :].lstrip()[:1] in (",", "!", ":", "-", ""):
+    if leading and _MARKED.match(text, leading.end()):
         yield cast.nickname(leading.group(1))
+    elif leading and _UNMARKED.match(text, leading.end()):
+        yield cast.find(leading.group(1))  # no short form: "and we…" names no Andrew
     trailing = _TRAILING.search(text)
     if trailing:
         yield cast.nickname(trailing.group(1))

@@ -19,10 +19,17 @@ _SLUG_PART = 32  # characters of one key part at most (a run of CJK text is one 
 # (chat starts its sentences in lower case: "dinner sat? and heads up im allergic…")
 _SENTENCE_END = re.compile(
     r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[?!])\s+|\n+|\s+[-–—]+\s+|;\s+"
+    # in lower-case chat, a first or second person subject starts one too ("my bad. i hate
+    # flying"); other lower-case words are left to the parser, which reads a name better
+    # with the sentences around it ("my sister lena lives in porto. my brother mo …")
+    r"|(?<=[.…])\s+(?=(?:(?:also|and|but|so|plus|oh|ok|btw)\s+)?"
+    r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|we|we['’]re|you|you['’]re)\s)"
     # chat ends a sentence with emoji: "… the scholarship 🎉🎉 shes too humble to say it"
     r"|(?<=[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f])\s+(?=[A-Za-z])"
 )
-_ABBREVIATIONS = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx)\.$", re.I)
+_ABBREVIATIONS = re.compile(
+    r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx|a\.m|p\.m)\.$", re.I
+)
 _LEADING_FILLER = re.compile(
     r"^(?:(?:yeah|yes|yep|yup|oh|ooh|well|so|wow|haha+|lol|hey|hi|hello|aww*|ok|okay|"
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"

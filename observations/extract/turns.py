@@ -9,7 +9,7 @@ from functools import cached_property, lru_cache
 from observations.extract.analysis import known_adjective, known_verb
 from observations.extract.base import SessionEvent, SessionInput
 from observations.extract.dates import ResolvedDate, apply_dates, find_dates
-from observations.extract.people import Cast, Person, addressees
+from observations.extract.people import PERSONAL_START, Cast, Person, addressees
 from observations.extract.rewrite import rewrite_persons
 from observations.extract.text import (
     caption_of,
@@ -100,10 +100,6 @@ def strip_vocative(sentence: str, addressee: str | None) -> str:
     return sentence[:1].upper() + sentence[1:]
 
 
-# a first or second person opening the rest of a sentence after a bare name
-_PERSONAL_START = r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|you|you['’]re|u|we|we['’]re)\b"
-
-
 @lru_cache(maxsize=256)
 def _vocatives(addressee: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Patterns for the addressee's name or nickname ("Mel" for Melanie) as a vocative."""
@@ -111,7 +107,7 @@ def _vocatives(addressee: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     name = rf"(?:{first}[a-z]*|{re.escape(addressee)})"
     return (
         # "Mel, …", or in lower-case chat without the comma: "chloe i'm …", "mel you …"
-        re.compile(rf"^{name}(?:\s*[,!.:]+\s*|\s+(?={_PERSONAL_START}))", re.IGNORECASE),
+        re.compile(rf"^{name}(?:\s*[,!.:]+\s*|\s+(?={PERSONAL_START}))", re.IGNORECASE),
         re.compile(rf",\s*{name}\s*(?=[.!?]*$)", re.IGNORECASE),
     )
 

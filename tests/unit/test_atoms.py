@@ -994,3 +994,35 @@ def test_they_may_mean_the_group_the_other_speaker_asked_about() -> None:
     assert [(f.key, f.statement) for f in found] == [
         ("relationship:dog:park", "Maya Chen's dogs love the new park.")
     ]
+
+
+@pytest.mark.parametrize("counted", ["3 of us", "all of us", "both of us", "some of us"])
+def test_us_counted_is_a_group_no_name_stands_for(counted: str) -> None:
+    found = facts([("maya", f"we're planning porto for october, {counted}")])
+    assert all("of Maya" not in f.statement for f in found)
+    assert found == []
+
+
+def test_lower_case_chat_starts_a_sentence_at_a_first_person_after_a_full_stop() -> None:
+    found = facts([("tom", "my bad. also i hate flying so i'd rather take the train")])
+    assert [f.statement for f in found] == ["Tom Okafor hates flying."]
+
+
+@pytest.mark.parametrize(
+    ("said", "city"),
+    [("i've been in Sheffield since June", "Sheffield"),
+     ("been in sheffield since june", "Sheffield"),
+     ("ive been in lisbon for 3 years", "Lisbon")],
+)  # fmt: skip
+def test_having_been_in_a_named_place_for_long_is_living_there(said: str, city: str) -> None:
+    found = [f for f in facts([("maya", said)]) if f.key == "identity:city"]
+    assert len(found) == 1 and city in found[0].statement
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["ive been in hospital since monday", "i've been in the hospital since monday",
+     "i've been in love since may", "i've been in paris for a week", "i'm not in leeds anymore"],
+)  # fmt: skip
+def test_a_setting_a_state_or_a_short_stay_is_no_home(said: str) -> None:
+    assert [f for f in facts([("maya", said)]) if f.key == "identity:city"] == []

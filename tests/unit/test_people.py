@@ -333,3 +333,12 @@ def test_a_claim_asked_to_be_confirmed_is_no_fact_until_its_subject_answers_it()
     ]
     by_another = facts([*asked, ("tomas", "it's the 13th of june")])
     assert not [f for f in by_another if f.owner_id == "maya"]
+
+
+def test_a_name_opening_lower_case_chat_without_a_comma_is_the_addressee() -> None:
+    said = [("maya", "atlas we're planning porto for october"), ("tom", "cant wait"),
+            ("atlas", "Great!")]  # fmt: skip
+    assert addressed(said)[0] == "atlas"
+    # a short form needs its comma: "and we…" names no Andrew, "mel you…" no Melanie
+    assert addressed([("maya", "mel you were right"), ("tom", "ok"), ("melanie", "ha")])[0] == "tom"
+    assert [f.statement for f in facts(said)] == ["Maya Chen is planning porto for october."]
