@@ -156,9 +156,8 @@ def place(f: Frame) -> Reading | None:
     if f.lemma in ("stick", "base", "settle", "locate") and f.head.tag == "VBN":
         found = f.preps("in")  # "I'm stuck in Prague", "we're settled in Leeds now"
         return _reading(f, "identity", "city", found[0].i, 0.75) if found else None
-    if f.lemma == "be" and f.head.tag == "VBN" and _lasting(f) and not f.kids("neg"):
-        # "I've been in Leeds since May"; "not in york anymore, been in leeds since may"
-        found = [p for p in f.preps("in") if _place_name(f, p) and not _negated(f, p)]
+    if f.lemma == "be" and f.head.tag == "VBN" and _lasting(f) and not f.negative:
+        found = [p for p in f.preps("in") if _place_name(f, p)]  # "I've been in Leeds since May"
         return _reading(f, "identity", "city", found[0].i, 0.75) if found else None
     if f.lemma in ("move", "relocate"):
         if f.subject_noun is not None or f.kids("auxpass", "nsubjpass"):
@@ -176,11 +175,6 @@ def _lasting(f: Frame) -> bool:
     """Said to last: "since June", "for 3 years" (not "for a week": a stay, not a home)."""
     lasting = [w for w in f.preps("for") if w.lemma in ("year", "month")]
     return bool(f.preps("since") or lasting)
-
-
-def _negated(f: Frame, word: Word) -> bool:
-    """Whether the preposition before ``word`` is negated ("not in york anymore")."""
-    return bool(f.parsed.kids(word.head, "neg"))
 
 
 def _place_name(f: Frame, word: Word) -> bool:
