@@ -156,9 +156,6 @@ def place(f: Frame) -> Reading | None:
     if f.lemma in ("stick", "base", "settle", "locate") and f.head.tag == "VBN":
         found = f.preps("in")  # "I'm stuck in Prague", "we're settled in Leeds now"
         return _reading(f, "identity", "city", found[0].i, 0.75) if found else None
-    if f.lemma == "be" and f.head.tag == "VBN" and _lasting(f) and not f.negative:
-        found = [p for p in f.preps("in") if _place_name(f, p)]  # "I've been in Leeds since May"
-        return _reading(f, "identity", "city", found[0].i, 0.75) if found else None
     if f.lemma in ("move", "relocate"):
         if f.subject_noun is not None or f.kids("auxpass", "nsubjpass"):
             return None  # "my interview got moved to friday": a thing moved, not a home
@@ -169,30 +166,6 @@ def place(f: Frame) -> Reading | None:
         found = f.preps(*origin[f.lemma])
         return _reading(f, "identity", "origin", found[0].i, 0.85) if found else None
     return None
-
-
-def _lasting(f: Frame) -> bool:
-    """Said to last: "since June", "for 3 years" (not "for a week": a stay, not a home)."""
-    lasting = [w for w in f.preps("for") if w.lemma in ("year", "month")]
-    return bool(f.preps("since") or lasting)
-
-
-def _place_name(f: Frame, word: Word) -> bool:
-    """A place by its name: "Leeds", or in lower-case chat a bare singular noun that names
-    no setting or state ("sheffield"; not "the hospital", "hospital", "love")."""
-    if f.parsed.kids(word.i, "det", "poss", "amod", "compound"):
-        return False
-    if word.pos == "PROPN":
-        return True
-    return word.tag == "NN" and word.lower not in SETTINGS | _STATES_BEEN_IN
-
-
-# what one has "been in since …" that is no place to live
-_STATES_BEEN_IN = words(
-    """hospital therapy rehab love trouble touch charge jail prison quarantine isolation
-    lockdown labour labor recovery treatment remission business town pain shock debt
-    contact control limbo denial hiding bed care mourning tears agony bits"""
-)
 
 
 def study(f: Frame) -> Reading | None:

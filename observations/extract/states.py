@@ -37,6 +37,7 @@ from observations.extract.vocabulary import (
     STATUS,
     TIME_NOUNS,
     WEEKDAYS,
+    words,
 )
 
 _DAYS = frozenset(("birthday", "anniversary"))  # "my birthday is on the 3rd of march"
@@ -128,12 +129,57 @@ def copula(f: Frame) -> Reading | None:
     for place in f.preps("from"):
         return _reading(f, "identity", "origin", place.i, 0.85)
     settled = any(k.lower in ("now", "currently", "still") for k in f.kids("advmod"))
-    places = [p for p in f.preps("in") if p.pos == "PROPN"]
-    if places and (settled or f.preps("since")):
-        return _reading(f, "identity", "city", places[0].i, 0.75)  # "we're in Bologna now"
+    places = [p for p in f.preps("in") if _place_name(f, p)]
+    if places and ((settled and places[0].pos == "PROPN") or _lasting(f)):
+        # "we're in Bologna now", "been in sheffield since june"
+        return _reading(f, "identity", "city", places[0].i, 0.75)
     for thing in f.preps("into"):
         return _reading(f, "preference", topic_of(f.parsed, thing.i), thing.i, 0.75)
     return _habit(f) or _workplace(f)
+
+
+def _lasting(f: Frame) -> bool:
+    """Said to last, and not as a stay: "since June", "since 2019", "for 3 years"; not
+    "since monday", "for a week", "since nov visiting my aunt", "for work"."""
+    since = [w for w in f.preps("since") if w.lower in _MONTHS_AND_SEASONS or _a_year(w)]
+    lasting = [w for w in f.preps("for") if w.lemma in ("year", "month")]
+    stay = [w for w in f.preps("for", "on") if w.lemma in _STAYS] or [
+        w for w in f.kids("advcl", "xcomp", "conj") if w.lemma in ("visit", "stay", "work")
+    ]
+    return bool(since or lasting) and not stay
+
+
+def _a_year(word: Word) -> bool:
+    return word.lower.isdigit() and len(word.lower) == 4
+
+
+_MONTHS_AND_SEASONS = frozenset(
+    (*_MONTHS, *(m[:3] for m in _MONTHS), "sept", "spring", "summer", "autumn", "fall",
+     "winter", "christmas")
+)  # fmt: skip
+# what one is somewhere for, or on, that makes it a stay
+_STAYS = words(
+    """work business conference trip holiday holidays vacation job wedding funeral course
+    training visit tour"""
+)
+
+
+def _place_name(f: Frame, word: Word) -> bool:
+    """A place by its name: "Leeds", or in lower-case chat a bare singular noun that names
+    no setting or state ("sheffield"; not "the hospital", "hospital", "love")."""
+    if f.parsed.kids(word.i, "det", "poss", "amod", "compound"):
+        return False
+    if word.pos == "PROPN":
+        return True
+    return word.tag == "NN" and word.lower not in SETTINGS | _STATES_BEEN_IN
+
+
+# what one has "been in since …" that is no place to live
+_STATES_BEEN_IN = words(
+    """hospital therapy rehab love trouble touch charge jail prison quarantine isolation
+    lockdown labour labor recovery treatment remission business town pain shock debt
+    contact control limbo denial hiding bed care mourning tears agony bits"""
+)
 
 
 def _habit(f: Frame) -> Reading | None:

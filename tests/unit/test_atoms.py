@@ -1022,7 +1022,9 @@ def test_having_been_in_a_named_place_for_long_is_living_there(said: str, city: 
 @pytest.mark.parametrize(
     "said",
     ["ive been in hospital since monday", "i've been in the hospital since monday",
-     "i've been in love since may", "i've been in paris for a week", "i'm not in leeds anymore"],
+     "i've been in love since may", "i've been in paris for a week", "i'm not in leeds anymore",
+     "been in berlin since monday for work", "been in berlin since march for work",
+     "she's been in porto since nov visiting my aunt"],
 )  # fmt: skip
 def test_a_setting_a_state_or_a_short_stay_is_no_home(said: str) -> None:
     assert [f for f in facts([("maya", said)]) if f.key == "identity:city"] == []
