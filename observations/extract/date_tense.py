@@ -4,8 +4,9 @@ A token rule, cheap enough to run on every sentence that holds such a phrase: th
 marker nearest before the phrase in its sentence decides (else the nearest after it).
 
 * future: will, 'll, shall, won't, gonna, going to, about to, plan(ning) to, can, can't,
-  let's, see you, and a present progressive ("I'm flying out on Monday": be + -ing, which with a
-  date means an arrangement);
+  let's, see you, what ends, expires, lapses, renews or runs out, and a present
+  progressive ("I'm flying out on Monday": be + -ing, which with a date means an
+  arrangement);
 * past: was, were, did, had, been, their negations, couldn't, used to, a past form of a
   common irregular verb, or a word in -ed that is not an adjective after am/is/are nor a
   participle after "get" or "be" ("I'm excited", "is getting married" are not past, "we
@@ -37,9 +38,12 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _FUTURE = _words(
     "will 'll shall won't gonna can can't cannot let's i'll we'll you'll he'll she'll "
-    "they'll it'll that'll"
+    "they'll it'll that'll expires expire renews lapses ends"
 )
 _FUTURE_BEFORE_TO = frozenset({"going", "about", "plan", "plans", "planning"})
+# "see you on monday"; what runs out, ends or expires on a day has not yet ("my visa
+# expires on june 3", "my passport runs out in november")
+_FUTURE_PAIRS = frozenset({("see", "you"), ("runs", "out")})
 _PAST = _words(
     "was were did had been wasn't weren't didn't hadn't couldn't used saw went came got "
     "met made took told said ate ran bought found left gave thought felt heard kept lost "
@@ -124,7 +128,7 @@ _GET_OR_BE = _words("get gets getting be being")
 def _mark(word: str, following: str) -> Tense | None:
     if word in _FUTURE or word.endswith("'ll"):
         return "future"
-    if (word in _FUTURE_BEFORE_TO and following == "to") or (word, following) == ("see", "you"):
+    if (word in _FUTURE_BEFORE_TO and following == "to") or (word, following) in _FUTURE_PAIRS:
         return "future"
     if word in _PAST:
         return "past"

@@ -31,6 +31,7 @@ from observations.extract.states import (
     about_a_job,
     attribute,
     copula,
+    ending,
     naming,
     scheduled,
     status,
@@ -408,6 +409,7 @@ def off_to(f: Frame) -> Reading | None:
 RULES: tuple[Rule, ...] = (
     attribute,
     scheduled,
+    ending,
     naming,
     copula,
     called,

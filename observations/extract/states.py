@@ -93,6 +93,28 @@ def scheduled(f: Frame) -> Reading | None:
     return _reading(f, "experience", part(noun.lemma), when[0].i, 0.8) if when else None
 
 
+def ending(f: Frame) -> Reading | None:
+    """One's document or agreement running out on a day: "my passport runs out in
+    november", "my visa expires on june 3", "my lease ends in march" (keyed by the thing)."""
+    noun = f.subject_noun
+    if noun is None or noun.lemma not in _TERMS or f.negative or f.modal is not None:
+        return None
+    ends = f.lemma in ("expire", "lapse", "end") or (
+        f.lemma == "run" and any(k.lower == "out" for k in f.kids("prt"))
+    )
+    when = [w for w in (*f.preps("on", "in", "at"), *f.kids("npadvmod")) if _a_day(w)]
+    return (
+        _reading(f, "experience", f"{part(noun.lemma)}-ends", when[0].i, 0.8)
+        if ends and when
+        else None
+    )
+
+
+# what one holds until a day: documents, agreements, memberships
+_TERMS = words(
+    """passport visa licence license permit lease tenancy contract membership subscription
+    warranty insurance policy id card residency"""
+)
 _MONTHS = frozenset(m.lower() for m in MONTHS)
 
 

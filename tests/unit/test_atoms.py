@@ -1028,3 +1028,25 @@ def test_having_been_in_a_named_place_for_long_is_living_there(said: str, city: 
 )  # fmt: skip
 def test_a_setting_a_state_or_a_short_stay_is_no_home(said: str) -> None:
     assert [f for f in facts([("maya", said)]) if f.key == "identity:city"] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "statement"),
+    [
+        ("my passport runs out in november", "event:2025-11:passport-ends",
+         "Maya Chen's passport runs out in November 2025."),
+        ("oh and my visa expires on june 3 so i need to renew it", "event:2026-06-03:visa-ends",
+         "Maya Chen's visa expires on 3 June 2026."),
+        ("my lease ends in march", "event:2026-03:lease-ends",
+         "Maya Chen's lease ends in March 2026."),
+    ],
+)  # fmt: skip
+def test_a_document_or_agreement_running_out_is_an_event_ahead(
+    said: str, key: str, statement: str
+) -> None:
+    assert [(f.key, f.statement) for f in facts([("maya", said)])] == [(key, statement)]
+
+
+@pytest.mark.parametrize("said", ["the movie ends at 9", "my patience ran out on friday"])
+def test_what_runs_out_must_be_held_until_a_day(said: str) -> None:
+    assert [f for f in facts([("maya", said)]) if f.key.endswith("-ends")] == []
