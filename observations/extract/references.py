@@ -254,6 +254,9 @@ def kin_name(parsed: Parsed, word: Word) -> bool:
     return word.text.isalpha() and bool(parsed.kids(word.i, "poss"))
 
 
+_TITLES = frozenset(("dr", "prof", "mr", "mrs", "ms", "mx"))
+
+
 def given_name(parsed: Parsed, word: Word) -> bool:
     """The name a relation is said to have, however it was typed: "my manager is Priya",
     "… will be priya", "… is gonna be priya" (the tagger reads a lowercase name there as a
@@ -261,7 +264,9 @@ def given_name(parsed: Parsed, word: Word) -> bool:
     be = parsed.words[word.head]
     if word.dep not in ("attr", "acomp") or be.lemma != "be" or parsed.kids(word.i, "det"):
         return False
-    if word.pos != "PROPN" and (word.tag != "NN" or known_noun(word.lower)):
+    titled = word.i > 0 and parsed.words[word.i - 1].lower in _TITLES  # "dr okonjo"
+    typed = word.tag == "NN" or (word.tag == "JJ" and titled)  # read as a noun or adjective
+    if word.pos != "PROPN" and (not typed or known_noun(word.lower)):
         return False
     going = parsed.words[be.head] if be.dep == "xcomp" else be  # "is going to be"
     if going is not be and (going.lemma != "go" or going.tag != "VBG"):

@@ -55,6 +55,19 @@ CAR_NAMES = words(
     civic accord crv golf polo passat tiguan jetta mustang focus fiesta outback impreza
     qashqai leaf yaris clio megane octavia ioniq"""
 )
+# breeds a pet is named by ("we got a rescue greyhound! her name is pickle"); not words
+# with another common sense ("lab", "boxer", "golden", "pointer", "shepherd")
+_BREEDS = {
+    **dict.fromkeys(
+        words(
+            """greyhound whippet lurcher labrador retriever poodle terrier beagle collie husky
+            corgi pug dachshund spaniel bulldog chihuahua labradoodle cockapoo rottweiler
+            dalmatian doberman schnauzer pomeranian"""
+        ),
+        "dog",
+    ),
+    **dict.fromkeys(words("kitten kitty tabby"), "cat"),
+}
 ROLES = words(
     """sister brother bro sibling mom mum mother mama dad father papa parent wife wifey husband
     hubby partner spouse boyfriend girlfriend bf gf fiance fiancee son daughter kid child baby
@@ -64,8 +77,9 @@ ROLES = words(
     bunny turtle teacher therapist coach classmate teammate landlord doctor advisor adviser
     co-advisor supervisor tutor trainer dentist vet babysitter nanny housemate stepmom stepdad
     stepmother stepfather stepsister stepbrother"""
-)
+) | frozenset(_BREEDS)
 ROLE_ALIASES = {
+    **_BREEDS,
     "mom": "mother",
     "mum": "mother",
     "mama": "mother",

@@ -1050,3 +1050,19 @@ def test_a_document_or_agreement_running_out_is_an_event_ahead(
 @pytest.mark.parametrize("said", ["the movie ends at 9", "my patience ran out on friday"])
 def test_what_runs_out_must_be_held_until_a_day(said: str) -> None:
     assert [f for f in facts([("maya", said)]) if f.key.endswith("-ends")] == []
+
+
+def test_a_name_after_a_lower_case_title_is_the_relation_s_name() -> None:
+    found = facts([("maya", "my therapist is dr okonjo, seeing her thursdays at 5")])
+    assert [(f.key, f.statement) for f in found] == [
+        ("relationship:therapist", "Maya Chen's therapist is Dr Okonjo.")
+    ]
+    assert facts([("maya", "my therapist is okonjo")]) == []  # no title: an adjective to it
+
+
+def test_a_pet_named_by_its_breed_is_a_pet() -> None:
+    found = facts([("maya", "got a rescue greyhound!! her name is pickle")])
+    assert [(f.key, f.statement) for f in found] == [
+        ("relationship:dog", "Maya Chen got a rescue greyhound."),
+        ("relationship:dog:name", "Maya Chen's greyhound's name is pickle."),
+    ]
