@@ -235,7 +235,19 @@ def _trailing_participle(parsed: Parsed, word: Word) -> bool:
     if word.lemma in _PREPOSITIONAL or parsed.kids(word.i, "aux", "auxpass", "mark", *SUBJECTS):
         return False
     main = parsed.words[word.head]
-    return any(parsed.words[i].text == "," for i in range(main.i + 1, word.left))
+    if not any(parsed.words[i].text == "," for i in range(main.i + 1, word.left)):
+        return False
+    return not _of_the_speaker_alone(parsed, main, word)
+
+
+def _of_the_speaker_alone(parsed: Parsed, main: Word, word: Word) -> bool:
+    """A participle that says "my" or "me" after a main clause about someone or something
+    else ("moab was unreal, still finding sand in my boots"): the speaker left out their
+    own "I", and the participle does not share the main clause's subject."""
+    subjects = parsed.kids(main.i, *SUBJECTS)
+    if not subjects or subjects[0].lower in ("i", "we"):
+        return False
+    return any(parsed.words[i].lower in ("my", "me", "myself") for i in parsed.subtree(word.i))
 
 
 def participle(parsed: Parsed, clause: Clause) -> bool:

@@ -100,10 +100,14 @@ class Speech:
         """The one third person named so far in the turn ("my sister Lena" and "Lena" are
         one), or when it named nobody, in the last few turns of the session, if the
         pronoun ``lower`` can mean them."""
-        people = {r.given or r.name: r for r in self.named}
+        people = {r.given or r.name: r for r in self.named if not _the_assistant(r)}
         if not people:
             heard = self.heard.people.items()
-            people = {k: r for k, (r, seq) in heard if self.seq - seq <= _RECENT_TURNS}
+            people = {
+                k: r
+                for k, (r, seq) in heard
+                if self.seq - seq <= _RECENT_TURNS and not _the_assistant(r)
+            }
             if len(people) == 1 and not _fits(next(iter(people.values())), lower):
                 return None
         return next(iter(people.values())) if len(people) == 1 else None
@@ -133,6 +137,12 @@ class Speech:
             if referent.given not in self.heard.roles and referent.called:
                 self.relations.append(referent)
             self.heard.roles[referent.given] = referent.role
+
+
+def _the_assistant(referent: Referent) -> bool:
+    """The assistant, named in a turn ("moss find me curtains"): never a "he" or "she" a
+    fact can be about."""
+    return referent.person is not None and referent.person.assistant
 
 
 def pronoun(word: Word, speech: Speech) -> Referent | None:

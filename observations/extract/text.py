@@ -24,6 +24,9 @@ _SENTENCE_END = re.compile(
     # with the sentences around it ("my sister lena lives in porto. my brother mo …")
     r"|(?<=[.…])\s+(?=(?:(?:also|and|but|so|plus|oh|ok|btw)\s+)?"
     r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|we|we['’]re|you|you['’]re)\s)"
+    # a request after a comma is a question of its own ("going to montreal end of aug, any
+    # tips for making the place look lived in")
+    r"|,\s+(?=any\s+(?:tips|ideas|recs|recommendations|suggestions|advice|thoughts)\b)"
     # chat ends a sentence with emoji: "… the scholarship 🎉🎉 shes too humble to say it"
     r"|(?<=[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f])\s+(?=[A-Za-z])"
 )

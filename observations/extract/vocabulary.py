@@ -156,7 +156,10 @@ MASCULINE = words(
     uncle nephew stepfather stepson stepbrother"""
 )
 # kin that chat names without "my" ("dad had the surgery")
-FAMILY = words("mom mum mama dad papa grandma grandpa granny nana hubby")
+FAMILY = words(
+    """mom mum mama dad papa grandma grandpa granny nana hubby landlord landlady boss
+    roommate flatmate housemate"""
+)
 GOAL_NOUNS = words("goal dream plan aim ambition hope mission resolution wish")
 FAVORITE = words("favorite favourite preferred fave fav go-to")
 WANT = words("want wanna wan plan hope intend aim aspire dream wish")

@@ -1066,3 +1066,27 @@ def test_a_pet_named_by_its_breed_is_a_pet() -> None:
         ("relationship:dog", "Maya Chen got a rescue greyhound."),
         ("relationship:dog:name", "Maya Chen's greyhound's name is pickle."),
     ]
+
+
+def test_a_participle_saying_my_after_a_clause_about_something_else_is_the_speakers() -> None:
+    found = facts([("tom", "moab was unreal, still finding sand in my boots")])
+    assert all(not f.statement.startswith("Moab") for f in found)
+    assert [f.statement for f in facts([("tom", "I'll drive, borrowing my dad's van")])] == [
+        "Tom Okafor is borrowing Tom Okafor's dad's van."
+    ]
+
+
+def test_a_request_after_a_comma_is_not_part_of_the_fact() -> None:
+    said = "going to montreal for a week end of aug, any tips for making the place look lived in"
+    found = facts([("tom", said)])
+    assert [f.statement for f in found] == [
+        "Tom Okafor is going to Montreal for a week end of August 2026."
+    ]
+
+
+def test_a_landlord_named_without_my_is_the_speakers() -> None:
+    said = "landlord is a guy called petr, lives in the flat right below me. seems chill"
+    found = facts([("tom", said)])
+    assert "Tom Okafor's landlord lives in the flat right below Tom Okafor." in [
+        f.statement for f in found
+    ]

@@ -342,3 +342,9 @@ def test_a_name_opening_lower_case_chat_without_a_comma_is_the_addressee() -> No
     # a short form needs its comma: "and we…" names no Andrew, "mel you…" no Melanie
     assert addressed([("maya", "mel you were right"), ("tom", "ok"), ("melanie", "ha")])[0] == "tom"
     assert [f.statement for f in facts(said)] == ["Maya Chen is planning porto for october."]
+
+
+def test_she_never_means_the_assistant_named_in_a_turn_before() -> None:
+    said = [("maya", "atlas find me blackout curtains pls"), ("atlas", "Here are two."),
+            ("tom", "get the first ones. shes been sleeping w a towel over her face")]  # fmt: skip
+    assert all("Atlas" not in f.statement for f in facts(said))
