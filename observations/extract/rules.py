@@ -74,7 +74,7 @@ _NOT_ACTIONS = words(
     """be think guess know mean feel hope wish wonder agree bet suppose believe imagine
     remember forget understand seem look sound let thank appreciate tell ask say talk chat
     reply answer congratulate apologize apologise promise need want miss check keep
-    realize realise notice mind glad love like enjoy prefer hate see hear wait"""
+    realize realise notice mind glad love like enjoy prefer hate see hear wait swear"""
 )
 
 

@@ -39,7 +39,8 @@ _LEADING_FILLER = re.compile(
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
     r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah"
     r"|guys|y'all|yall|fam|heads up"
-    r"|(?:hang on|hold on|wait)(?=[,!.:]|\s+(?:i|i'm|im|its|it's|no|that)\b))\b[,!.:]*\s+"
+    r"|(?:hang on|hold on|wait)(?=[,!.:]|\s+(?:i|i'm|im|its|it's|no|that)\b)"
+    r"|(?:reminder|psa)(?=\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b))\b[,!.:]*\s+"
     r"|(?:everyone|everybody|folks|team|news|big news|good news|psa|reminder|life update"
     r"|quick update|(?:brag|proud|fun|random) moment|fun fact|brag)[,!:]+\s+)+",
     re.IGNORECASE,

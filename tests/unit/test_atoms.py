@@ -1090,3 +1090,12 @@ def test_a_landlord_named_without_my_is_the_speakers() -> None:
     assert "Tom Okafor's landlord lives in the flat right below Tom Okafor." in [
         f.statement for f in found
     ]
+
+
+def test_reminder_before_a_first_person_is_a_lead_in() -> None:
+    found = facts([("tom", "reminder im vegetarian so no meat in anything")])
+    assert [f.statement for f in found] == ["Tom Okafor is vegetarian."]
+
+
+def test_i_swear_is_no_action() -> None:
+    assert facts([("tom", "ok dont judge me. after my work deadline friday i swear")]) == []
