@@ -69,7 +69,7 @@ _NEED_OBJECT = words(
     buy buys bought take takes took make makes made bring brings brought find
     finds found use uses used visit visits visited see sees saw watch watches watched give
     gives gave keep keeps kept own owns owned borrow borrows borrowed grab grabs grabbed
-    order orders ordered pick picks picked choose chooses chose"""
+    order orders ordered pick picks picked choose chooses chose have has had"""
 )
 # what can stand for an object: a direct or clausal object, a complement, an agent, the
 # particle of a phrasal verb ("gave up", "took off")

@@ -38,7 +38,7 @@ _LEADING_FILLER = re.compile(
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
     r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah"
-    r"|guys|y'all|yall|fam|heads up"
+    r"|guys|y'all|yall|fam|heads up|bc|cuz|coz|bcuz|because|omw|for context"
     r"|(?:hang on|hold on|wait)(?=[,!.:]|\s+(?:i|i'm|im|its|it's|no|that)\b)"
     r"|(?:reminder|psa)(?=\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b))\b[,!.:]*\s+"
     r"|(?:everyone|everybody|folks|team|news|big news|good news|psa|reminder|life update"
@@ -154,6 +154,8 @@ def strip_filler(sentence: str) -> str:
 _OWN_BODY_PART = re.compile(
     r"(?:^|(?<=, ))(" + "|".join(sorted(BODY_PARTS)) + r")['’]s(?=\s)", re.IGNORECASE
 )
+# "rn" for "right now", in lower case and not after an article ("an rn" is a nurse)
+_CHAT_RIGHT_NOW = re.compile(r"(?<!\ban )(?<!\ba )\brn\b")
 # "r" for "are" between two words ("heights r fine", "we r going")
 _CHAT_ARE = re.compile(r"(?<=[A-Za-z] )r(?= [A-Za-z])")
 # "'s" before whose: "is", never a possessive ("hale's my coach": the tagger reads "hale's")
@@ -163,7 +165,7 @@ _IS_BEFORE_WHOSE = re.compile(r"(?<=\w)['’]s(?=\s+(?:my|your|his|her|our|their
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
     shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre",
-    "u"/"ur", "r" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"… as "is" ("hale's
+    "u"/"ur", "r", "rn" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"… as "is" ("hale's
     my coach"); a diet written as one word ("gluten free" → "gluten-free"); "it's dogs I'm
     allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
@@ -177,6 +179,7 @@ def tidy(sentence: str) -> str:
         text = re.sub(r"\bi\b", "I", text.lower())
         text = text[:1].upper() + text[1:]
     text = _CHAT_DAY.sub(lambda m: _CHAT_DAYS[m[0].lower()], text)
+    text = _CHAT_RIGHT_NOW.sub("right now", text)
     text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
     text = _CHAT_CONTRACTIONS.sub(_apostrophe, text)
     text = _CHAT_YOU.sub(_you, text)

@@ -1099,3 +1099,15 @@ def test_reminder_before_a_first_person_is_a_lead_in() -> None:
 
 def test_i_swear_is_no_action() -> None:
     assert facts([("tom", "ok dont judge me. after my work deadline friday i swear")]) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("bc amazon cut my OT at the warehouse", "Amazon cut Tom Okafor's OT at the warehouse."),
+        ("for context i make 72k rn at the agency", "Tom Okafor makes 72k right now at the agency."),
+        ("because im vegan", "Tom Okafor is vegan."),
+    ],
+)  # fmt: skip
+def test_a_reason_or_context_said_first_is_a_lead_in(said: str, statement: str) -> None:
+    assert [f.statement for f in facts([("tom", said)])] == [statement]

@@ -87,6 +87,7 @@ CASES = [  # check, a statement that fails it, one that passes it
         Statement("Maya Chen ran the half marathon in 1:48.", "1:48"),
     ),
     ("missing_object", Statement("Andrew tried."), Statement("Andrew tried many wines.")),
+    ("missing_object", Statement("Waffles has."), Statement("Waffles has a vet visit.")),
     (
         "stray_mark",
         Statement("As a chem teacher Lucía gets the ' yr."),
