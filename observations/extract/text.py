@@ -165,9 +165,9 @@ _IS_BEFORE_WHOSE = re.compile(r"(?<=\w)['’]s(?=\s+(?:my|your|his|her|our|their
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
     shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre",
-    "u"/"ur", "r", "rn" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"… as "is" ("hale's
-    my coach"); a diet written as one word ("gluten free" → "gluten-free"); "it's dogs I'm
-    allergic to" as "I'm allergic to dogs"."""
+    "u"/"ur", "r", "rn" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"…
+    as "is" ("hale's my coach"); a diet written as one word ("gluten free" →
+    "gluten-free"); "it's dogs I'm allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)

@@ -1105,7 +1105,8 @@ def test_i_swear_is_no_action() -> None:
     ("said", "statement"),
     [
         ("bc amazon cut my OT at the warehouse", "Amazon cut Tom Okafor's OT at the warehouse."),
-        ("for context i make 72k rn at the agency", "Tom Okafor makes 72k right now at the agency."),
+        ("for context i make 72k rn at the agency",
+         "Tom Okafor makes 72k right now at the agency."),
         ("because im vegan", "Tom Okafor is vegan."),
     ],
 )  # fmt: skip
