@@ -230,6 +230,8 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
         return _relation(parsed, parsed.words[word.i - 1], speech, word)  # "my sister lena"
     if word.pos == "PROPN" and word.dep != "compound" and _bare_name(parsed, word):
         given = word.lower
+        if given in _DAYS_NAMED:  # "vday is friday and my gf says she…": no "she"
+            return None
         if given in speech.heard.roles:
             role_of = speech.heard.roles[given]
             return Referent("relation", word.text, speech.speaker, role_of, given)
@@ -238,6 +240,13 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
 
 
 _RECENT_TURNS = 4
+# days, months and feasts, which the tagger may read as names (not the months that are
+# also given names: April, May, June, August)
+_DAYS_NAMED = words(
+    """monday tuesday wednesday thursday friday saturday sunday january february march july
+    september october november december vday valentines valentine christmas xmas easter
+    halloween thanksgiving diwali hanukkah nye bday"""
+)
 _CHILDREN = frozenset(("child", "son", "daughter"))
 _SUBJECT_OR_OBJECT = words("nsubj nsubjpass dobj")
 _THE_KIN = FAMILY | words("kids kid children husband wife baby twins gf bf")

@@ -38,7 +38,7 @@ _LEADING_FILLER = re.compile(
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
     r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah"
-    r"|guys|y'all|yall|fam|heads up|bc|cuz|coz|bcuz|because|omw|for context"
+    r"|guys|y'all|yall|fam|heads up|because|bc|bcuz|cuz|coz|omw"
     r"|(?:hang on|hold on|wait)(?=[,!.:]|\s+(?:i|i'm|im|its|it's|no|that)\b)"
     r"|(?:reminder|psa)(?=\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b))\b[,!.:]*\s+"
     r"|(?:everyone|everybody|folks|team|news|big news|good news|psa|reminder|life update"
@@ -50,7 +50,11 @@ _TRAILING_FILLER = re.compile(
     r"(?=[\s!.?]*$)",
     re.IGNORECASE,
 )
-_ASIDE_WORDS = re.compile(r"(?:,\s*)?\b(?:fyi|btw|tbh|imo|imho|lol|lmao|ngl)\b(?:\s*,)?", re.I)
+_ASIDE_WORDS = re.compile(
+    r"(?:,\s*)?\b(?:fyi|btw|tbh|imo|imho|lol|lmao|ngl|for context)\b(?:\s*,)?", re.I
+)
+# "bc", "cuz" for "because": the parser reads only the word spelled out as a conjunction
+_CHAT_BECAUSE = re.compile(r"\b(?:bc|bcuz|cuz|coz)\b")
 _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
@@ -165,7 +169,7 @@ _IS_BEFORE_WHOSE = re.compile(r"(?<=\w)['’]s(?=\s+(?:my|your|his|her|our|their
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
     shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre",
-    "u"/"ur", "r", "rn" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"…
+    "u"/"ur", "r", "rn", "bc" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"…
     as "is" ("hale's my coach"); a diet written as one word ("gluten free" →
     "gluten-free"); "it's dogs I'm allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
@@ -180,6 +184,7 @@ def tidy(sentence: str) -> str:
         text = text[:1].upper() + text[1:]
     text = _CHAT_DAY.sub(lambda m: _CHAT_DAYS[m[0].lower()], text)
     text = _CHAT_RIGHT_NOW.sub("right now", text)
+    text = _CHAT_BECAUSE.sub("because", text)
     text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
     text = _CHAT_CONTRACTIONS.sub(_apostrophe, text)
     text = _CHAT_YOU.sub(_you, text)

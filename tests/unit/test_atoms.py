@@ -1112,3 +1112,10 @@ def test_i_swear_is_no_action() -> None:
 )  # fmt: skip
 def test_a_reason_or_context_said_first_is_a_lead_in(said: str, statement: str) -> None:
     assert [f.statement for f in facts([("tom", said)])] == [statement]
+
+
+def test_bc_inside_a_sentence_is_because() -> None:
+    said = "i cant spend a ton rn bc amazon cut our OT at the warehouse"
+    assert "Amazon cut Tom Okafor's OT at the warehouse." in [
+        f.statement for f in facts([("tom", said)])
+    ]

@@ -348,3 +348,10 @@ def test_she_never_means_the_assistant_named_in_a_turn_before() -> None:
     said = [("maya", "atlas find me blackout curtains pls"), ("atlas", "Here are two."),
             ("tom", "get the first ones. shes been sleeping w a towel over her face")]  # fmt: skip
     assert all("Atlas" not in f.statement for f in facts(said))
+
+
+def test_a_day_or_a_feast_the_tagger_reads_as_a_name_is_nobody_she_can_mean() -> None:
+    said = [("tom", "ok i need help, vday is friday and my gf sofia says she wants something "
+                    "'low key' which means its a test lol"),
+            ("tom", "she loves ramen and bad horror movies"), ("atlas", "Noted!")]  # fmt: skip
+    assert all(not f.statement.startswith(("Vday", "Friday")) for f in facts(said))
