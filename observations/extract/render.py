@@ -88,14 +88,21 @@ def strip_article(text: str) -> str:
     return rest if first.lower() in _ARTICLES and rest else text
 
 
-# a title typed in lower case before a name: "prof Ferreira" → "Prof Ferreira"
+# a title typed in lower case before a name: "prof Ferreira" → "Prof Ferreira"; after
+# "dr" and "prof", a name typed in lower case too ("Dr. halvorsen" → "Dr. Halvorsen"; not
+# after "ms": "diagnosed with ms last year")
 _TITLE = re.compile(r"\b(prof|dr|mr|mrs|ms|mx)(?=\.? [A-Z])")
+_TITLED_NAME = re.compile(r"\b(?i:prof|dr)\.? [a-z]")
+# a clause's link to the one before it, left at its start ("…, then that weekend we're …")
+_LINK = re.compile(r"^(?:and )?then,? ", re.IGNORECASE)
 
 
 def sentence_case(text: str) -> str:
-    """Capitalised, ending with one period; a lower-case title before a name capitalised."""
+    """Capitalised, ending with one period; a title and the name after it capitalised; no
+    "then" left at the start."""
+    text = _TITLED_NAME.sub(lambda m: m[0][:-1] + m[0][-1].upper(), text)
     text = _TITLE.sub(lambda m: m[1].capitalize(), text)
-    text = text.strip().rstrip(",;:-–—").rstrip()
+    text = _LINK.sub("", text.strip()).rstrip(",;:-–—").rstrip()
     while text[-1:] in (".", "!", "?", "…"):
         text = text[:-1].rstrip()
     return f"{text[:1].upper()}{text[1:]}." if text else text

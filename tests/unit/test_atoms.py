@@ -1119,3 +1119,25 @@ def test_bc_inside_a_sentence_is_because() -> None:
     assert "Amazon cut Tom Okafor's OT at the warehouse." in [
         f.statement for f in facts([("tom", said)])
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("dr. halvorsen bumped my sertraline up to 100mg",
+         "Dr. Halvorsen bumped Tom Okafor's sertraline up to 100mg."),
+        ("the kids recital is on june 11, then that weekend we're finally going camping at "
+         "lake george",
+         "On the weekend of 13-14 June 2026 Tom Okafor is going camping at lake george."),
+    ],
+)  # fmt: skip
+def test_a_name_after_dr_is_capitalised_and_no_then_opens_a_fact(said: str, statement: str) -> None:
+    assert statement in [f.statement for f in facts([("tom", said)])]
+
+
+def test_ms_is_no_title_before_a_lower_case_word() -> None:
+    from observations.extract.render import sentence_case
+
+    assert sentence_case("Tom Okafor was diagnosed with ms last year") == (
+        "Tom Okafor was diagnosed with ms last year."
+    )
