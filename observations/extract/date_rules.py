@@ -154,6 +154,13 @@ def _weekends_ago(m: re.Match[str], ctx: Context) -> Period:
     return weekend_range(ctx.anchor - timedelta(days=7 * number(m["n"])))
 
 
+def _weekdays_ago(m: re.Match[str], ctx: Context) -> Period:
+    """ "Two saturdays ago": the Saturday one week before the last one (today is none of
+    them)."""
+    back = (ctx.anchor.weekday() - WEEKDAY_NAMES.index(weekday_name(m["wd"])) - 1) % 7 + 1
+    return day_range(ctx.anchor - timedelta(days=back + 7 * (number(m["n"]) - 1)))
+
+
 def _relative_weekday(m: re.Match[str], ctx: Context) -> Period | None:
     rel, name = relation(m["rel"]), weekday_name(m["wd"])
     if rel == "this" and ctx.tense_of(m) == "past":
@@ -311,6 +318,7 @@ RULES: tuple[Rule, ...] = tuple(
         (rf"\b{REL}\s+(?P<unit>week|month|year)\b", _relative_unit, _RELATIONS),
         (rf"\b{REL}\s+weekend\b", _relative_weekend, ("weekend",)),
         (rf"\b{NUM}\s+weekends\s+ago\b", _weekends_ago, ("weekend",)),
+        (rf"\b{NUM}\s+(?P<wd>{'|'.join(WEEKDAY_NAMES)})s\s+ago\b", _weekdays_ago, (" ago",)),
         (rf"\b{REL}\s+{WEEKDAY}\b", _relative_weekday, _RELATIONS),
         (rf"\b(?P<wd>{'|'.join(WEEKDAY_NAMES)})(?!s\b){_PART}\b", _bare_weekday, ("day",)),
         (rf"\b{WEEKDAY},?\s+(?:the\s+)?(?P<d>{ORD}|\d{{1,2}})\s+(?:of\s+)?{MON}(?:,?\s+{YEAR}\b)?",

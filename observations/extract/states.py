@@ -204,6 +204,14 @@ _STATES_BEEN_IN = words(
 )
 
 
+# what one is "allergic to" only in jest
+_NO_ALLERGENS = words(
+    """attention morning mornings monday mondays people work effort exercise cardio drama
+    commitment responsibility nonsense adulting email emails meeting meetings homework
+    chore chores running math maths small talk socializing socialising politics"""
+)
+
+
 def _habit(f: Frame) -> Reading | None:
     """Where one is, time and again: "I'm at the gym at 5am every day", "we're at church
     every Sunday" (an experience keyed by the place); not once ("I'm at the gym")."""
@@ -258,6 +266,8 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         if not things and not misread:
             return None
         thing = things[0] if things else misread[0]
+        if thing.lemma in _NO_ALLERGENS:
+            return None  # "allergic to attention": said in jest
         topic = f"allergy:{noun_topic(f.parsed, thing.i) if things else part(thing.lower)}"
         return _reading(f, "constraint", topic, thing.i, 0.9)
     if lemma in STATUS:

@@ -27,6 +27,11 @@ _SENTENCE_END = re.compile(
     # a request after a comma is a question of its own ("going to montreal end of aug, any
     # tips for making the place look lived in")
     r"|,\s+(?=any\s+(?:tips|ideas|recs|recommendations|suggestions|advice|thoughts)\b)"
+    # and a word or two offered after a comma ("its dani's birthday friday, cake?"); not
+    # "or", a tag asking to confirm what came before ("…, right?") nor a request for ideas
+    # about it ("ivy wants a dinosaur party, ideas?")
+    r"|,\s+(?=(?!(?:or|right|yeah|yea|ya|yes|correct|no|innit|isn'?t|aren'?t|ideas?"
+    r"|thoughts?|tips?|suggestions?|recs?|advice|help)\b)\w+(?:\s+\w+)?\?+\s*$)"
     # chat ends a sentence with emoji: "… the scholarship 🎉🎉 shes too humble to say it"
     r"|(?<=[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f])\s+(?=[A-Za-z])"
 )
@@ -158,6 +163,11 @@ def strip_filler(sentence: str) -> str:
 _OWN_BODY_PART = re.compile(
     r"(?:^|(?<=, ))(" + "|".join(sorted(BODY_PARTS)) + r")['’]s(?=\s)", re.IGNORECASE
 )
+# "it's dani's birthday friday": whose day it is, said first
+_ITS_DAY = re.compile(
+    r"(?i)\bit['’]?s (?P<whose>\w+['’]s|my|his|her|our|their) (?P<day>birthday|bday|anniversary)"
+    r" (?=(?:on |this |next )?\w)"
+)
 # "rn" for "right now", in lower case and not after an article ("an rn" is a nurse)
 _CHAT_RIGHT_NOW = re.compile(r"(?<!\ban )(?<!\ba )\brn\b")
 # "r" for "are" between two words ("heights r fine", "we r going")
@@ -170,7 +180,8 @@ def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
     shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre",
     "u"/"ur", "r", "rn", "bc" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"…
-    as "is" ("hale's my coach"); a diet written as one word ("gluten free" →
+    as "is" ("hale's my coach"); "it's dani's birthday friday" as "dani's birthday is
+    friday"; a diet written as one word ("gluten free" →
     "gluten-free"); "it's dogs I'm allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
@@ -185,6 +196,7 @@ def tidy(sentence: str) -> str:
     text = _CHAT_DAY.sub(lambda m: _CHAT_DAYS[m[0].lower()], text)
     text = _CHAT_RIGHT_NOW.sub("right now", text)
     text = _CHAT_BECAUSE.sub("because", text)
+    text = _ITS_DAY.sub(lambda m: f"{m['whose']} {m['day']} is ", text)
     text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
     text = _CHAT_CONTRACTIONS.sub(_apostrophe, text)
     text = _CHAT_YOU.sub(_you, text)

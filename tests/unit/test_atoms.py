@@ -1141,3 +1141,26 @@ def test_ms_is_no_title_before_a_lower_case_word() -> None:
     assert sentence_case("Tom Okafor was diagnosed with ms last year") == (
         "Tom Okafor was diagnosed with ms last year."
     )
+
+
+@pytest.mark.parametrize(
+    "said", ["pls no singing. i'm allergic to attention", "im allergic to mornings"]
+)
+def test_an_allergy_said_in_jest_is_none(said: str) -> None:
+    assert facts([("tom", said)]) == []
+
+
+def test_a_birthday_that_is_a_weekday_is_its_day() -> None:
+    found = facts([("tom", "maya's birthday is friday"), ("maya", "shh")])
+    assert [(f.owner_id, f.statement) for f in found] == [
+        ("maya", "Maya Chen's birthday is on 12 September.")
+    ]
+
+
+def test_whose_birthday_it_is_said_first_and_a_word_asked_after_it() -> None:
+    found = facts(
+        [("tom", "oh right sorry. also its maya's birthday friday, cake?"), ("maya", "no")]
+    )
+    assert [(f.owner_id, f.statement) for f in found] == [
+        ("maya", "Maya Chen's birthday is on 12 September.")
+    ]

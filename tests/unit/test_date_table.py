@@ -71,6 +71,8 @@ TABLE = [
     ("last weekend", NYE, "the weekend of 27-28 December 2025", "2025-12-27/2025-12-28", "weekend"),
     ("two weekends ago", NYE, "the weekend of 20-21 December 2025", "2025-12-20/2025-12-21",
      "weekend"),
+    ("two saturdays ago", MONDAY, "8 November 2025", "2025-11-08", "day"),
+    ("3 mondays ago", MONDAY, "27 October 2025", "2025-10-27", "day"),
     ("a month ago", NYE, "November 2025", "2025-11", "month"),
     ("two years ago", NYE, "2023", "2023", "year"),
     ("in March 2026", NYE, "March 2026", "2026-03", "month"),
