@@ -14,10 +14,9 @@ marker nearest before the phrase in its sentence decides (else the nearest after
 
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
 past; after "to" or "until" with a verb of rescheduling just before ("my interview got
-moved to friday", "pushed back to monday") future, whatever the verb's tense; after "is"
-or "is on" ("my interview is on friday", "her birthday is friday") future; right after
-a mishap one still feels ("cranky from the acl op in jan", "sore after my fall on
-monday") past. An
+moved to friday", "pushed back to monday") future, whatever the verb's tense; after
+"is on" ("my interview is on friday") future; right after a mishap one still feels
+("cranky from the acl op in jan", "sore after my fall on monday") past. An
 acknowledgement opening the clause ("got it, Monday then", "understood") says nothing of
 the phrase's time and is not read as past. No marker, no tense: the caller keeps its
 default.
@@ -91,11 +90,10 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
         return "past"  # "cranky from the acl op in jan": what one still feels happened
     if last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1]):
         return "future"  # "got moved to friday": the new day is ahead of the move
+    said_on = last_word == "on" or text[start:end].lower().startswith("on ")
     before_on = last[-2] if last_word == "on" and len(last) > 1 else last_word
-    if before_on in _BE_PRESENT:
-        # "my interview is on friday", "dani's birthday is friday": what is set for a day
-        # is ahead
-        return "future"
+    if said_on and before_on in _BE_PRESENT:
+        return "future"  # "my interview is on friday": what is set for a day is ahead
     found = _markers(left, opening=True)
     if found:
         return found[-1]

@@ -168,6 +168,11 @@ _ITS_DAY = re.compile(
     r"(?i)\bit['’]?s (?P<whose>\w+['’]s|my|his|her|our|their) (?P<day>birthday|bday|anniversary)"
     r" (?=(?:on |this |next )?\w)"
 )
+# "her birthday is friday": the day it falls on this time ("today is friday" is today)
+_DAY_IS_WEEKDAY = re.compile(
+    r"(?i)\b(?P<day>birthday|bday|anniversary) is (?=(?:monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday)\b)"
+)
 # "rn" for "right now", in lower case and not after an article ("an rn" is a nurse)
 _CHAT_RIGHT_NOW = re.compile(r"(?<!\ban )(?<!\ba )\brn\b")
 # "r" for "are" between two words ("heights r fine", "we r going")
@@ -197,6 +202,7 @@ def tidy(sentence: str) -> str:
     text = _CHAT_RIGHT_NOW.sub("right now", text)
     text = _CHAT_BECAUSE.sub("because", text)
     text = _ITS_DAY.sub(lambda m: f"{m['whose']} {m['day']} is ", text)
+    text = _DAY_IS_WEEKDAY.sub(lambda m: f"{m['day']} is on ", text)
     text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
     text = _CHAT_CONTRACTIONS.sub(_apostrophe, text)
     text = _CHAT_YOU.sub(_you, text)
