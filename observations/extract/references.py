@@ -22,7 +22,16 @@ from typing import Literal
 from observations.extract.analysis import Parsed, Word, as_name, known_noun
 from observations.extract.people import Cast, Person
 from observations.extract.topics import name_of, role
-from observations.extract.vocabulary import FAMILY, FEMININE, MASCULINE, ROLES, TIME_NOUNS, words
+from observations.extract.vocabulary import (
+    DAYS_NAMED,
+    FAMILY,
+    FEMININE,
+    MASCULINE,
+    ROLES,
+    TIME_NOUNS,
+    TITLES,
+    words,
+)
 
 FIRST = words("i me my mine myself we us our ours ourselves")
 SECOND = words("you your yours yourself yourselves")
@@ -230,7 +239,7 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
         return _relation(parsed, parsed.words[word.i - 1], speech, word)  # "my sister lena"
     if word.pos == "PROPN" and word.dep != "compound" and _bare_name(parsed, word):
         given = word.lower
-        if given in _DAYS_NAMED:  # "vday is friday and my gf says she…": no "she"
+        if given in DAYS_NAMED:  # "vday is friday and my gf says she…": no "she"
             return None
         if given in speech.heard.roles:
             role_of = speech.heard.roles[given]
@@ -240,13 +249,6 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
 
 
 _RECENT_TURNS = 4
-# days, months and feasts, which the tagger may read as names (not the months that are
-# also given names: April, May, June, August)
-_DAYS_NAMED = words(
-    """monday tuesday wednesday thursday friday saturday sunday january february march july
-    september october november december vday valentines valentine christmas xmas easter
-    halloween thanksgiving diwali hanukkah nye bday"""
-)
 _CHILDREN = frozenset(("child", "son", "daughter"))
 _SUBJECT_OR_OBJECT = words("nsubj nsubjpass dobj")
 _THE_KIN = FAMILY | words("kids kid children husband wife baby twins gf bf")
@@ -273,9 +275,6 @@ def kin_name(parsed: Parsed, word: Word) -> bool:
     return word.text.isalpha() and bool(parsed.kids(word.i, "poss"))
 
 
-_TITLES = frozenset(("dr", "prof", "mr", "mrs", "ms", "mx"))
-
-
 def given_name(parsed: Parsed, word: Word) -> bool:
     """The name a relation is said to have, however it was typed: "my manager is Priya",
     "… will be priya", "… is gonna be priya" (the tagger reads a lowercase name there as a
@@ -283,7 +282,7 @@ def given_name(parsed: Parsed, word: Word) -> bool:
     be = parsed.words[word.head]
     if word.dep not in ("attr", "acomp") or be.lemma != "be" or parsed.kids(word.i, "det"):
         return False
-    titled = word.i > 0 and parsed.words[word.i - 1].lower in _TITLES  # "dr okonjo"
+    titled = word.i > 0 and parsed.words[word.i - 1].lower in TITLES  # "dr okonjo"
     typed = word.tag == "NN" or (word.tag == "JJ" and titled)  # read as a noun or adjective
     if word.pos != "PROPN" and (not typed or known_noun(word.lower)):
         return False

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from observations.extract.analysis import Parsed, Word
 from observations.extract.dates import ResolvedDate
-from observations.extract.vocabulary import words
+from observations.extract.vocabulary import TITLES, words
 
 _BARE_BEFORE = words(
     """since until till by from before after around of to through than for at about between
@@ -91,7 +91,7 @@ def strip_article(text: str) -> str:
 # a title typed in lower case before a name: "prof Ferreira" → "Prof Ferreira"; after
 # "dr" and "prof", a name typed in lower case too ("Dr. halvorsen" → "Dr. Halvorsen"; not
 # after "ms": "diagnosed with ms last year")
-_TITLE = re.compile(r"\b(prof|dr|mr|mrs|ms|mx)(?=\.? [A-Z])")
+_TITLE = re.compile(rf"\b({'|'.join(TITLES)})(?=\.? [A-Z])")
 _TITLED_NAME = re.compile(r"\b(?i:prof|dr)\.? [a-z]")
 # a clause's link to the one before it, left at its start ("…, then that weekend we're …")
 _LINK = re.compile(r"^(?:and )?then,? ", re.IGNORECASE)

@@ -204,14 +204,6 @@ _STATES_BEEN_IN = words(
 )
 
 
-# what one is "allergic to" only in jest
-_NO_ALLERGENS = words(
-    """attention morning mornings monday mondays people work effort exercise cardio drama
-    commitment responsibility nonsense adulting email emails meeting meetings homework
-    chore chores running math maths small talk socializing socialising politics"""
-)
-
-
 def _habit(f: Frame) -> Reading | None:
     """Where one is, time and again: "I'm at the gym at 5am every day", "we're at church
     every Sunday" (an experience keyed by the place); not once ("I'm at the gym")."""
@@ -250,6 +242,14 @@ def _workplace(f: Frame) -> Reading | None:
         if bare and found.lemma not in SETTINGS and found.tag not in ("NNS", "NNPS"):
             return _reading(f, "identity", "employer", found.i, 0.75)
     return None
+
+
+# what one is "allergic to" only in jest
+_NO_ALLERGENS = words(
+    """attention morning mornings monday mondays people work effort exercise cardio drama
+    commitment responsibility nonsense adulting email emails meeting meetings homework
+    chore chores running math maths socializing socialising politics"""
+)
 
 
 def _state(f: Frame, comp: Word) -> Reading | None:

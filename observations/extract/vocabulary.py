@@ -217,6 +217,14 @@ TIME_NOUNS = words(
 # what says that something happens again and again ("daily", "every Sunday")
 HABITUAL = words("daily nightly weekly weekdays weeknights weekends mornings evenings")
 WEEKDAYS = words("monday tuesday wednesday thursday friday saturday sunday")
+# titles typed before a name ("dr okonjo", "prof ferreira")
+TITLES = ("prof", "dr", "mr", "mrs", "ms", "mx")
+# days, months and feasts, which the tagger may read as names (not the months that are
+# also given names: April, May, June, August)
+DAYS_NAMED = WEEKDAYS | words(
+    """january february march july september october november december vday valentines
+    valentine christmas xmas easter halloween thanksgiving diwali hanukkah nye bday"""
+)
 # verbs of having or getting a relation: "I have a sister", "we adopted a puppy"
 GETTING = words("have get adopt")
 # what one takes as a habit, and quits: "I drink 4 flat whites a day", "I quit coffee"
