@@ -9,7 +9,7 @@ from typing import Any
 
 from observations.extract.dates import MONTHS
 from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS, wordset
-from observations.extract.vocabulary import BODY_PARTS, HYPHENATED_WORDS
+from observations.extract.vocabulary import BODY_PARTS, HYPHENATED_WORDS, WEEKDAYS
 
 STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
 # letters of any script: "Zürich" is one word, and "日本語" and "Русский" are not nothing
@@ -170,8 +170,7 @@ _ITS_DAY = re.compile(
 )
 # "her birthday is friday": the day it falls on this time ("today is friday" is today)
 _DAY_IS_WEEKDAY = re.compile(
-    r"(?i)\b(?P<day>birthday|bday|anniversary) is (?=(?:monday|tuesday|wednesday|thursday"
-    r"|friday|saturday|sunday)\b)"
+    rf"(?i)\b(?P<day>birthday|bday|anniversary) is (?=(?:{'|'.join(sorted(WEEKDAYS))})\b)"
 )
 # "rn" for "right now", in lower case and not after an article ("an rn" is a nurse)
 _CHAT_RIGHT_NOW = re.compile(r"(?<!\ban )(?<!\ba )\brn\b")
@@ -184,10 +183,10 @@ _IS_BEFORE_WHOSE = re.compile(r"(?<=\w)['’]s(?=\s+(?:my|your|his|her|our|their
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
     shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre",
-    "u"/"ur", "r", "rn", "bc" and days ("tmrw", "yday") spelled out; "'s" before "my", "her"…
-    as "is" ("hale's my coach"); "it's dani's birthday friday" as "dani's birthday is
-    friday"; a diet written as one word ("gluten free" →
-    "gluten-free"); "it's dogs I'm allergic to" as "I'm allergic to dogs"."""
+    "u"/"ur", "r", "rn", "bc" and days ("tmrw", "yday") spelled out; "'s" before "my",
+    "her"… as "is" ("hale's my coach"); "it's dani's birthday friday" as "dani's birthday
+    is on friday"; a diet written as one word ("gluten free" → "gluten-free"); "it's dogs
+    I'm allergic to" as "I'm allergic to dogs"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
