@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 from observations.extract import date_library
@@ -121,6 +121,19 @@ def _ago(m: re.Match[str], ctx: Context) -> Period | None:
     if unit in _DAYS_IN:
         return _whole_days(-number(m["n"]) * _DAYS_IN[unit], ctx)
     return _library(f"{number(m['n'])} {unit} ago", ctx, moves_with=_MOVES_WITH[unit])
+
+
+def _years_ago_this(m: re.Match[str], ctx: Context) -> Period | None:
+    """ "Three years ago this week": this week (month, day) of that many years back."""
+    years = number(m["n"])
+    try:
+        back = ctx.anchor.replace(year=ctx.anchor.year - years)
+    except ValueError:  # 29 February
+        back = ctx.anchor.replace(year=ctx.anchor.year - years, day=28)
+    span = (m["span"] or "day").lower()
+    if span == "day":
+        return day_range(back)
+    return _library(f"this {span}", replace(ctx, anchor=back), moves_with=_MOVES_WITH[span])
 
 
 def _ahead(m: re.Match[str], ctx: Context) -> Period | None:
@@ -312,6 +325,8 @@ RULES: tuple[Rule, ...] = tuple(
         (rf"\b(?:(?:earlier|later)\s+)?(?:yesterday|today|tomorrow|tonight){_PART}\b", _as_is,
          ("yesterday", "today", "tomorrow", "tonight")),
         (r"\blast\s+night\b|\bthis\s+(?:morning|afternoon|evening)\b", _as_is, _RELATIONS),
+        (rf"\b{NUM}\s+years?\s+ago\s+(?:this\s+(?P<span>week|month)|today)\b", _years_ago_this,
+         (" ago",)),
         (rf"\b{NUM}\s+{_UNIT}\s+ago\b", _ago, (" ago",)),
         (rf"\bin\s+{NUM}\s+{_UNIT}(?:'?\s+time)?\b", _ahead, _UNITS),
         (rf"\b{NUM}\s+{_UNIT}\s+from\s+now\b", _ahead, ("now",)),

@@ -27,6 +27,9 @@ _SENTENCE_END = re.compile(
     # a request after a comma is a question of its own ("going to montreal end of aug, any
     # tips for making the place look lived in")
     r"|,\s+(?=any\s+(?:tips|ideas|recs|recommendations|suggestions|advice|thoughts)\b)"
+    # a question asked after a comma ("my salary is 140k, how much should i put in my 401k")
+    r"|,\s+(?=(?:how|what|which|when|where|who|why)\s+(?:much|many|long|often|should|can"
+    r"|could|would|do|does|did|is|are|was|were|will)\b)"
     # and a word or two offered after a comma ("its dani's birthday friday, cake?"); not
     # "or", a tag asking to confirm what came before ("…, right?") nor a request for ideas
     # about it ("ivy wants a dinosaur party, ideas?")

@@ -1164,3 +1164,15 @@ def test_whose_birthday_it_is_said_first_and_a_word_asked_after_it() -> None:
     assert [(f.owner_id, f.statement) for f in found] == [
         ("maya", "Maya Chen's birthday is on 12 September.")
     ]
+
+
+def test_a_question_after_a_comma_is_no_part_of_the_fact() -> None:
+    found = facts([("tom", "my salary is 140k plus equity, how much should i put in my 401k")])
+    assert [f.statement for f in found] == ["Tom Okafor's salary is 140k plus equity."]
+
+
+def test_years_ago_this_week_is_that_week_years_back() -> None:
+    found = facts([("tom", "anniversary dinner ideas? we got married three years ago this week")])
+    assert [f.statement for f in found] == [
+        "Tom Okafor got married in the week of 5 September 2022."
+    ]

@@ -72,6 +72,8 @@ TABLE = [
     ("two weekends ago", NYE, "the weekend of 20-21 December 2025", "2025-12-20/2025-12-21",
      "weekend"),
     ("two saturdays ago", MONDAY, "8 November 2025", "2025-11-08", "day"),
+    ("three years ago this month", MONDAY, "November 2022", "2022-11", "month"),
+    ("2 years ago today", MONDAY, "17 November 2023", "2023-11-17", "day"),
     ("3 mondays ago", MONDAY, "27 October 2025", "2025-10-27", "day"),
     ("a month ago", NYE, "November 2025", "2025-11", "month"),
     ("two years ago", NYE, "2023", "2023", "year"),
