@@ -16,13 +16,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from observations.extract.base import SessionEvent
+from observations.extract.text import PERSONAL_START
 
 HUMAN_ROLES = ("user",)
 _MENTION = re.compile(r"(?<![\w@])@([\w.-]+)")
 _LEADING = re.compile(r"^\W*(?:(?:hey|hi|hello|yo|ok|okay|oh|so|thanks|thank\s+you)\W+)?([\w'’-]+)")
 _TRAILING = re.compile(r",\s*([\w'’-]+(?:\s+[\w'’-]+)?)\W*$")
-# a first or second person opening the rest of a sentence after a bare name ("chloe i'm …")
-PERSONAL_START = r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|you|you['’]re|u|we|we['’]re)\b"
 # what follows a leading name that addresses someone: a mark or the end, or in lower-case
 # chat without the comma a first or second person ("pip we're planning …")
 _MARKED = re.compile(r"\s*(?:[,!:-]|$)")

@@ -11,6 +11,10 @@ from observations.extract.dates import MONTHS
 from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS, wordset
 from observations.extract.vocabulary import BODY_PARTS, HYPHENATED_WORDS, WEEKDAYS
 
+# a first or second person opening a sentence or the rest of one ("chloe i'm …")
+PERSONAL_START = r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|you|you['’]re|u|we|we['’]re)\b"
+_CHAT_BECAUSE_WORDS = "bc|bcuz|cuz|coz"  # chat's "because"
+
 STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
 # letters of any script: "Zürich" is one word, and "日本語" and "Русский" are not nothing
 _WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
@@ -22,8 +26,7 @@ _SENTENCE_END = re.compile(
     # in lower-case chat, a first or second person subject starts one too ("my bad. i hate
     # flying"); other lower-case words are left to the parser, which reads a name better
     # with the sentences around it ("my sister lena lives in porto. my brother mo …")
-    r"|(?<=[.…])\s+(?=(?:(?:also|and|but|so|plus|oh|ok|btw)\s+)?"
-    r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|we|we['’]re|you|you['’]re)\s)"
+    rf"|(?<=[.…])\s+(?=(?:(?:also|and|but|so|plus|oh|ok|btw)\s+)?{PERSONAL_START})"
     # a request after a comma is a question of its own ("going to montreal end of aug, any
     # tips for making the place look lived in")
     r"|,\s+(?=any\s+(?:tips|ideas|recs|recommendations|suggestions|advice|thoughts)\b)"
@@ -46,7 +49,7 @@ _LEADING_FILLER = re.compile(
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
     r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah"
-    r"|guys|y'all|yall|fam|heads up|because|bc|bcuz|cuz|coz|omw"
+    rf"|guys|y'all|yall|fam|heads up|because|{_CHAT_BECAUSE_WORDS}|omw"
     r"|(?:hang on|hold on|wait)(?=[,!.:]|\s+(?:i|i'm|im|its|it's|no|that)\b)"
     r"|(?:reminder|psa)(?=\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b))\b[,!.:]*\s+"
     r"|(?:everyone|everybody|folks|team|news|big news|good news|psa|reminder|life update"
@@ -62,7 +65,7 @@ _ASIDE_WORDS = re.compile(
     r"(?:,\s*)?\b(?:fyi|btw|tbh|imo|imho|lol|lmao|ngl|for context)\b(?:\s*,)?", re.I
 )
 # "bc", "cuz" for "because": the parser reads only the word spelled out as a conjunction
-_CHAT_BECAUSE = re.compile(r"\b(?:bc|bcuz|cuz|coz)\b")
+_CHAT_BECAUSE = re.compile(rf"\b(?:{_CHAT_BECAUSE_WORDS})\b")
 _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")

@@ -9,9 +9,10 @@ from functools import cached_property, lru_cache
 from observations.extract.analysis import known_adjective, known_verb
 from observations.extract.base import SessionEvent, SessionInput
 from observations.extract.dates import ResolvedDate, apply_dates, find_dates
-from observations.extract.people import PERSONAL_START, Cast, Person, addressees
+from observations.extract.people import Cast, Person, addressees
 from observations.extract.rewrite import rewrite_persons
 from observations.extract.text import (
+    PERSONAL_START,
     caption_of,
     content_words,
     is_question,

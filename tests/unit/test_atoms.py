@@ -925,6 +925,13 @@ def test_a_relative_named_in_lowercase_is_the_relative_with_the_name_written_as_
          "Tom Okafor's sister's wedding is on 20 September 2025."),
         ("my mom's birthday is on the 12th", "relationship:mother:birthday",
          "Tom Okafor's mom's birthday is on 12 September."),
+        # one's document or agreement running out: an event, and ahead
+        ("my passport runs out in november", "event:2025-11:passport-ends",
+         "Tom Okafor's passport runs out in November 2025."),
+        ("oh and my visa expires on june 3 so i need to renew it", "event:2026-06-03:visa-ends",
+         "Tom Okafor's visa expires on 3 June 2026."),
+        ("my lease ends in march", "event:2026-03:lease-ends",
+         "Tom Okafor's lease ends in March 2026."),
     ],
 )  # fmt: skip
 def test_a_day_a_city_or_an_event_typed_in_chat_is_its_fact(
@@ -1028,23 +1035,6 @@ def test_having_been_in_a_named_place_for_long_is_living_there(said: str, city: 
 )  # fmt: skip
 def test_a_setting_a_state_or_a_short_stay_is_no_home(said: str) -> None:
     assert [f for f in facts([("maya", said)]) if f.key == "identity:city"] == []
-
-
-@pytest.mark.parametrize(
-    ("said", "key", "statement"),
-    [
-        ("my passport runs out in november", "event:2025-11:passport-ends",
-         "Maya Chen's passport runs out in November 2025."),
-        ("oh and my visa expires on june 3 so i need to renew it", "event:2026-06-03:visa-ends",
-         "Maya Chen's visa expires on 3 June 2026."),
-        ("my lease ends in march", "event:2026-03:lease-ends",
-         "Maya Chen's lease ends in March 2026."),
-    ],
-)  # fmt: skip
-def test_a_document_or_agreement_running_out_is_an_event_ahead(
-    said: str, key: str, statement: str
-) -> None:
-    assert [(f.key, f.statement) for f in facts([("maya", said)])] == [(key, statement)]
 
 
 @pytest.mark.parametrize("said", ["the movie ends at 9", "my patience ran out on friday"])
