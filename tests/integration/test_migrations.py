@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 from ledger import DatabasePredatesMigrations, append
 from ledger.db import Conn, apply_schema, connect
 from ledger.migrations import LEGACY_SCHEMA_DIGEST, migrations, pending, upgrade
+from observations.embed_local import LOCAL_MODELS
 from observations.embed_models import read_model, record_read_model
 from observations.extract.base import KINDS
 from ops.services import drop_database, recreate_database
@@ -471,3 +472,24 @@ def add_agent_entry(conn: Conn, fields: dict[str, Any]) -> int:
 def learnt_from(conn: Conn) -> dict[int, str | None]:
     rows = conn.execute("SELECT id, learnt_from FROM memory_entries WHERE owner_type = 'agent'")
     return {r["id"]: r["learnt_from"] for r in rows}
+
+
+@pytest.mark.parametrize("model", LOCAL_MODELS)
+def test_each_local_model_ranks_its_active_entries_through_an_hnsw_index_of_its_own(
+    shared_db_url: str, model: str
+) -> None:
+    vector = "[" + ",".join(["0.05"] * 384) + "]"
+    query = psycopg.sql.SQL(
+        "EXPLAIN SELECT id FROM memory_entries WHERE embedding_model = {model}"
+        " AND status = 'active' ORDER BY embedding::halfvec(384) <=> {vector}::halfvec(384)"
+        " LIMIT 1"
+    ).format(model=psycopg.sql.Literal(model), vector=psycopg.sql.Literal(vector))
+    with connect(shared_db_url, autocommit=True) as conn:
+        conn.execute("SET enable_seqscan = off")  # an empty table: the planner would scan
+        plan = str(conn.execute(query).fetchall())
+        indexes = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_entries'"
+            " AND indexdef LIKE %s",
+            [f"%hnsw%'{model}'%"],
+        ).fetchall()
+    assert [row["indexname"] for row in indexes] == [plan.split("Index Scan using ")[1].split()[0]]

@@ -15,14 +15,14 @@ from psycopg.types.json import Jsonb
 from consolidation.owner_indexes import OwnerIndexPolicy, run_owner_indexes
 from ledger.db import Conn, connect
 from ledger.owner_indexes import LEARNT, PARTICIPANT, PREFIX, learnt_owner, owner_index_name
-from observations.embed_local import QUANTIZED_MODEL_NAME
+from observations.embed_local import ROWS_MODEL_NAME
 from ops.bench.synthetic import Pool, copy_entries, entry_rows
 from retrieval.search import Filters, Scope, vector_search
 from retrieval.types import Candidate
 from tests.integration.test_retrieval import PoolEmbedder
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)
-MODEL = QUANTIZED_MODEL_NAME
+MODEL = ROWS_MODEL_NAME
 
 
 def _pool(n: int = 120) -> Pool:

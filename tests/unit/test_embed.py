@@ -33,7 +33,13 @@ from observations.embed import (
     default_model_files,
     make_embedder,
 )
-from observations.embed_local import LOCAL_MODELS, QUANTIZED_MODEL_NAME, QUANTIZED_SHA256
+from observations.embed_local import (
+    LOCAL_MODELS,
+    QUANTIZED_MODEL_NAME,
+    QUANTIZED_SHA256,
+    ROWS_MODEL_NAME,
+    ROWS_SHA256,
+)
 
 HIKING = "I love hiking in the mountains"
 TREKKING = "Mountain trekking is my passion"
@@ -468,51 +474,78 @@ def test_openai_embedder_names_the_endpoint_when_nothing_listens() -> None:
         assert f"{base_url}/embeddings" in str(caught.value)
 
 
-# -- the q8 build ------------------------------------------------------------------------------
+# -- the integer builds ------------------------------------------------------------------------
+DERIVED = {QUANTIZED_MODEL_NAME: QUANTIZED_SHA256, ROWS_MODEL_NAME: ROWS_SHA256}
+
+
 @pytest.fixture(scope="module")
 def q8_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("models")
 
 
-def test_the_q8_build_is_its_own_model_close_to_the_shipped_one(
-    local: LocalEmbedder, q8_cache: Path
+@pytest.mark.parametrize("model", DERIVED)
+def test_an_integer_build_is_its_own_model_close_to_the_shipped_one(
+    local: LocalEmbedder, q8_cache: Path, model: str
 ) -> None:
-    q8 = LocalEmbedder(model=QUANTIZED_MODEL_NAME, cache_dir=q8_cache)
-    assert (q8.model, q8.dim) == ("all-MiniLM-L6-v2-q8", 384)
-    quantized, shipped = q8.embed(VARIED), local.embed(VARIED)
+    derived = LocalEmbedder(model=model, cache_dir=q8_cache)
+    assert (derived.model, derived.dim) == (model, 384)
+    quantized, shipped = derived.embed(VARIED), local.embed(VARIED)
     np.testing.assert_allclose(np.linalg.norm(quantized, axis=1), 1.0, atol=1e-5)
     cosines = np.sum(quantized * shipped, axis=1)
     assert cosines.min() > 0.95 and cosines.mean() > 0.98  # close, yet another vector space
     assert not np.allclose(quantized, shipped, atol=1e-3)
-    hiking, trekking, taxes = q8.embed([HIKING, TREKKING, TAXES])
+    hiking, trekking, taxes = derived.embed([HIKING, TREKKING, TAXES])
     assert _cos(hiking, trekking) > _cos(hiking, taxes) + 0.3
 
 
-def test_a_q8_text_has_one_vector_alone_or_among_others(q8_cache: Path) -> None:
-    q8 = LocalEmbedder(model=QUANTIZED_MODEL_NAME, cache_dir=q8_cache)
-    together = q8.embed(VARIED)
-    alone = np.concatenate([q8.embed([text]) for text in VARIED])
+def test_scales_per_token_keep_closer_to_the_shipped_arithmetic_than_scales_per_text(
+    local: LocalEmbedder, q8_cache: Path
+) -> None:
+    shipped = local.embed(VARIED)
+    per_text, per_token = (
+        np.sum(LocalEmbedder(model=model, cache_dir=q8_cache).embed(VARIED) * shipped, axis=1)
+        for model in (QUANTIZED_MODEL_NAME, ROWS_MODEL_NAME)
+    )
+    assert per_token.mean() > per_text.mean() and per_token.min() > per_text.min()
+
+
+@pytest.mark.parametrize("model", DERIVED)
+def test_an_integer_build_gives_a_text_one_vector_alone_or_among_others(
+    q8_cache: Path, model: str
+) -> None:
+    derived = LocalEmbedder(model=model, cache_dir=q8_cache)
+    together = derived.embed(VARIED)
+    alone = np.concatenate([derived.embed([text]) for text in VARIED])
     np.testing.assert_allclose(together, alone, atol=1e-6)
 
 
-def test_the_q8_file_is_derived_once_and_a_damaged_copy_is_derived_again(
-    q8_cache: Path, tmp_path: Path
+@pytest.mark.parametrize("model", DERIVED)
+def test_a_derived_file_is_derived_once_and_a_damaged_copy_is_derived_again(
+    q8_cache: Path, tmp_path: Path, model: str
 ) -> None:
-    cached = q8_cache / f"{QUANTIZED_MODEL_NAME}.onnx"
-    LocalEmbedder(model=QUANTIZED_MODEL_NAME, cache_dir=q8_cache).load()
-    assert hashlib.sha256(cached.read_bytes()).hexdigest() == QUANTIZED_SHA256
+    cached = q8_cache / f"{model}.onnx"
+    LocalEmbedder(model=model, cache_dir=q8_cache).load()
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == DERIVED[model]
     copy = tmp_path / cached.name
     shutil.copyfile(cached, copy)
     _flip_byte(copy)
-    LocalEmbedder(model=QUANTIZED_MODEL_NAME, cache_dir=tmp_path).load()
-    assert hashlib.sha256(copy.read_bytes()).hexdigest() == QUANTIZED_SHA256
+    LocalEmbedder(model=model, cache_dir=tmp_path).load()
+    assert hashlib.sha256(copy.read_bytes()).hexdigest() == DERIVED[model]
 
 
-def test_a_q8_derivation_that_hashes_otherwise_is_refused(tmp_path: Path) -> None:
-    files = replace(_copy_files(tmp_path), quantized_sha256="0" * 64)
-    with pytest.raises(EmbedderError, match="derived q8 model has the wrong sha256") as caught:
-        LocalEmbedder(model=QUANTIZED_MODEL_NAME, files=files).load()
-    assert caught.value.fields["actual_sha256"] == QUANTIZED_SHA256
+@pytest.mark.parametrize(
+    ("model", "pinned", "build"),
+    [(QUANTIZED_MODEL_NAME, "quantized_sha256", "q8"), (ROWS_MODEL_NAME, "rows_sha256", "q8row")],
+)
+def test_a_derivation_that_hashes_otherwise_is_refused(
+    tmp_path: Path, model: str, pinned: str, build: str
+) -> None:
+    files = replace(_copy_files(tmp_path), **{pinned: "0" * 64})
+    with pytest.raises(
+        EmbedderError, match=f"derived {build} model has the wrong sha256"
+    ) as caught:
+        LocalEmbedder(model=model, files=files).load()
+    assert caught.value.fields["actual_sha256"] == DERIVED[model]
 
 
 def test_an_unknown_local_model_is_refused() -> None:
@@ -524,9 +557,12 @@ def test_an_unknown_local_model_is_refused() -> None:
 def test_the_sessions_runtime_tweaks_keep_each_models_vectors(model: str, q8_cache: Path) -> None:
     build = embedder_local._Build(model, default_model_files(), 1, 256, q8_cache)
     runtime = embedder_local._load_runtime(build)
-    # the same file run with every graph optimization onnxruntime applies by default
+    # the same file run with every graph optimization onnxruntime applies by default but
+    # those the model is defined without
     plain = ort.InferenceSession(
-        embedder_local._model_bytes(build), providers=["CPUExecutionProvider"]
+        embedder_local._model_bytes(build),
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=list(embedder_local._unfused(model)),
     )
     reference = replace(runtime, session=plain)
     texts = [text for text in VARIED if text]
