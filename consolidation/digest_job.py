@@ -94,13 +94,12 @@ def _run_page(
     drafts = [d for p in plans.values() for d in p.write]
     if not any(plans.values()):
         return stats
-    texts = [_text(d) for d in drafts]
-    vectors: Any = reading.embed(texts) if texts else []
+    vectors: Any = reading.embed([_text(d, reading.model) for d in drafts]) if drafts else []
     with tenant_scope(conn, tenant):
         limit_waits(conn, walk)
         writing = writing_embedder(conn, embedder)
-        if writing.model != reading.model and texts:  # a re-embed switched models meanwhile
-            vectors = writing.embed(texts)
+        if writing.model != reading.model and drafts:  # a re-embed switched models meanwhile
+            vectors = writing.embed([_text(d, writing.model) for d in drafts])
         again, digests = _plans(conn, tenant, owners, policy, writing.model, lock=True)
         same = {o for o in plans if _said(again.get(o)) == _said(plans[o])}
         stats["owners_changed_meanwhile"] += len(plans) - len(same)
@@ -153,9 +152,10 @@ def _said(plan: DigestPlan | None) -> object:
     return ([(d.ids, d.statement) for d in plan.write], plan.archive)
 
 
-def _text(draft: DigestDraft) -> str:
+def _text(draft: DigestDraft, model: str) -> str:
     return entry_text(
         draft.statement,
+        model=model,
         owner_id=draft.owner_id,
         valid_from=draft.valid_from,
         kind=DIGEST,

@@ -139,12 +139,7 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         max_items=g.max_items,
     )
     items = _stamped(gated.items, session)
-    texts = [
-        entry_text(i.statement, owner_id=i.owner_id, valid_from=i.valid_from, kind=i.kind,
-                   fields=i.fields)
-        for i in items
-    ]  # fmt: skip
-    vectors = _embedded(config.embedder, texts)
+    vectors = _embedded(config.embedder, items)
     with tenant_scope(conn, tenant_id):
         locked = conn.execute(Q["lock_session"], key).fetchone()
         if locked is None:  # held by a writer that is not a builder (retention, an edit)
@@ -153,13 +148,18 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         writing = writing_embedder(conn, embedders)
         if writing.model != config.embedder.model:  # a re-embed switched models meanwhile
             config = replace(config, embedder=writing)
-            vectors = _embedded(writing, texts)
+            vectors = _embedded(writing, items)
         if locked["status"] == "built" and locked["build_version"] == config.build_version:
             return BuildOutcome("unchanged", session_id)
         return _write(conn, locked, config, now, events, extraction, gated.dropped, items, vectors)
 
 
-def _embedded(embedder: Embedder, texts: list[str]) -> Any:
+def _embedded(embedder: Embedder, items: Sequence[Extracted]) -> Any:
+    texts = [
+        entry_text(i.statement, model=embedder.model, owner_id=i.owner_id,
+                   valid_from=i.valid_from, kind=i.kind, fields=i.fields)
+        for i in items
+    ]  # fmt: skip
     vectors = embedder.embed(texts)
     if len(vectors) != len(texts):
         raise ValueError(f"embedder returned {len(vectors)} vectors for {len(texts)} texts")

@@ -77,9 +77,8 @@ def edit_entry(
         except ValueError as exc:
             raise InvalidEdit(f"{name} {exc}", field=name) from exc
     old = active(get_entry(conn, tenant_id, entry_id))
-    embedded = stored_entry_text(old, text)
     used = reading_embedder(conn, embedder)
-    vector = used.embed([embedded])[0]
+    vector = used.embed([stored_entry_text(old, used.model, text)])[0]
     params = {
         "tenant_id": tenant_id,
         "id": entry_id,
@@ -91,7 +90,7 @@ def edit_entry(
         old = active(_locked(conn, tenant_id, entry_id))  # as it is now, not at embedding
         current = writing_embedder(conn, embedder)
         if current.model != used.model:  # a re-embed switched models meanwhile
-            vector = current.embed([embedded])[0]
+            vector = current.embed([stored_entry_text(old, current.model, text)])[0]
         params |= {"embedding": vector, "embedding_model": current.model}
         announce_entry_changes(conn)
         row = conn.execute(Q["edit_entry"], params).fetchone()

@@ -22,7 +22,12 @@ from observations.embed_base import (
 )
 from observations.embed_cache import QueryVectorCache, embed_query, with_query_cache
 from observations.embed_hash import HashEmbedder
-from observations.embed_local import LocalEmbedder, ModelFiles, default_model_files
+from observations.embed_local import (
+    ROWS_MODEL_NAME,
+    LocalEmbedder,
+    ModelFiles,
+    default_model_files,
+)
 from observations.embed_openai import OpenAIEmbedder
 
 __all__ = [
@@ -75,7 +80,7 @@ def contextualize(
 ) -> str:
     """The text embedded for `statement`: its context as a fixed prefix, then the statement.
 
-    Format (version 1; changing it means re-embedding every stored vector)::
+    Format (changing it means re-embedding every stored vector)::
 
         [owner: <owner>] [date: <YYYY-MM-DD>] [kind: <kind>] [topic: <topic>] <statement>
 
@@ -100,26 +105,41 @@ def contextualize(
     return " ".join([*prefix, text])
 
 
+# The models whose entries embed their owner and topic alone. The date and the kind took a
+# fifth of an entry text's tokens, and so of a build's embedding time, for no recall on
+# LoCoMo dev: the other models' entries embed them too, as they were stored before.
+_OWNER_AND_TOPIC_ONLY = frozenset({ROWS_MODEL_NAME})
+
+
 def entry_text(
-    statement: str, *, owner_id: str, valid_from: datetime, kind: str, fields: Mapping[str, Any]
+    statement: str,
+    *,
+    model: str,
+    owner_id: str,
+    valid_from: datetime,
+    kind: str,
+    fields: Mapping[str, Any],
 ) -> str:
-    """The text embedded for an entry, the same at build and at edit: its owner by the
-    name the builder recorded (``fields.owner_name``), else by id; its date in UTC, as
-    every date is shown."""
+    """The text embedded for an entry into `model`'s vectors, the same at build, edit and
+    re-embed: its owner by the name the builder recorded (``fields.owner_name``), else by
+    id; its date in UTC, as every date is shown, and its kind, but for the models in
+    :data:`_OWNER_AND_TOPIC_ONLY`; its topic."""
+    dated = model not in _OWNER_AND_TOPIC_ONLY
     return contextualize(
         statement,
         owner=fields.get("owner_name") or owner_id,
-        when=valid_from.astimezone(UTC).date(),
-        kind=kind,
+        when=valid_from.astimezone(UTC).date() if dated else None,
+        kind=kind if dated else None,
         topic=fields.get("topic"),
     )
 
 
-def stored_entry_text(row: Mapping[str, Any], statement: str | None = None) -> str:
+def stored_entry_text(row: Mapping[str, Any], model: str, statement: str | None = None) -> str:
     """:func:`entry_text` of a stored entry (its row: ``canonical_statement``, ``owner_id``,
     ``valid_from``, ``kind``, ``fields``), with ``statement`` in place of its own if given."""
     return entry_text(
         row["canonical_statement"] if statement is None else statement,
+        model=model,
         owner_id=row["owner_id"],
         valid_from=row["valid_from"],
         kind=row["kind"],

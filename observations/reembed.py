@@ -149,7 +149,7 @@ def _current(conn: Conn, embedder: Embedder) -> Job:
 
 
 def _store(conn: Conn, embedder: Embedder, rows: Sequence[dict[str, Any]]) -> None:
-    vectors = embedder.embed([stored_entry_text(r) for r in rows])
+    vectors = embedder.embed([stored_entry_text(r, embedder.model) for r in rows])
     conn.execute(
         Q["reembed_store"],
         {

@@ -87,7 +87,7 @@ def assert_stored_in(conn: Conn, embedder: Embedder) -> None:
         "SELECT owner_id, kind, canonical_statement, fields, valid_from, embedding_model,"
         " embedding::text AS v FROM memory_entries WHERE embedding IS NOT NULL ORDER BY id"
     ).fetchall()
-    texts = [stored_entry_text(r) for r in rows]
+    texts = [stored_entry_text(r, embedder.model) for r in rows]
     stored = np.array([np.fromstring(r["v"].strip("[]"), sep=",") for r in rows])
     assert {r["embedding_model"] for r in rows} == {embedder.model}
     np.testing.assert_allclose(stored, embedder.embed(texts), atol=2e-3)

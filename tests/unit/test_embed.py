@@ -31,6 +31,7 @@ from observations.embed import (
     OpenAIEmbedder,
     contextualize,
     default_model_files,
+    entry_text,
     make_embedder,
 )
 from observations.embed_local import (
@@ -267,6 +268,39 @@ def test_contextualize_collapses_whitespace_and_drops_brackets_in_fields() -> No
         "Bob runs.", owner=" Bob\n [the runner] ", when=None, kind="goal", topic="  ]  "
     )
     assert text == "[owner: Bob the runner] [kind: goal] Bob runs."
+
+
+@pytest.mark.parametrize(
+    ("model", "prefix"),
+    [
+        (ROWS_MODEL_NAME, "[owner: Alice Kim] [topic: travel]"),
+        (
+            QUANTIZED_MODEL_NAME,
+            "[owner: Alice Kim] [date: 2024-05-07] [kind: preference] [topic: travel]",
+        ),
+        (
+            "all-MiniLM-L6-v2-int8",
+            "[owner: Alice Kim] [date: 2024-05-07] [kind: preference] [topic: travel]",
+        ),
+        (
+            HashEmbedder().model,
+            "[owner: alice] [date: 2024-05-07] [kind: preference] [topic: travel]",
+        ),
+    ],
+)
+def test_an_entry_text_names_its_date_and_kind_but_in_the_models_that_embed_owner_and_topic_alone(
+    model: str, prefix: str
+) -> None:
+    fields = {"topic": "travel"} | ({} if model.startswith("hash") else {"owner_name": "Alice Kim"})
+    text = entry_text(
+        "Alice prefers window seats.",
+        model=model,
+        owner_id="alice",
+        valid_from=datetime(2024, 5, 7, 23, 30, tzinfo=timezone(timedelta(hours=2))),
+        kind="preference",
+        fields=fields,
+    )
+    assert text == f"{prefix} Alice prefers window seats."
 
 
 def test_contextualize_rejects_an_empty_statement() -> None:
