@@ -4,7 +4,7 @@
   activation and a weight in integers (MatMulInteger: uint8 activations, the shipped int8
   weights, VNNI where the CPU has it), each token's activations quantized with a scale and
   zero point of its own (:mod:`observations.embed_rows`). The most faithful of the integer
-  builds to the shipped model's fp32 arithmetic and the fastest: 1.5x as fast per text as
+  builds to the shipped model's fp32 arithmetic and the fastest: 1.6x as fast per text as
   q8 on one core. Its file is derived from the shipped one at first use (≈ 0.2 s).
 * ``all-MiniLM-L6-v2-q8``: the same weights with integer arithmetic (onnxruntime's dynamic
   quantization: per-channel int8 weights, activations quantized per run) in every matrix
@@ -367,7 +367,7 @@ class LocalEmbedder:
         # The integer builds run each text alone. q8 quantizes activations with one scale
         # per run: texts run together would change each other's vectors. q8row's scales
         # are per token (a text's vector is the same in a batch), but a batch is slower per
-        # text: 25 LoCoMo entry texts take 7.3 ms each together, 6.0 alone.
+        # text: 25 LoCoMo entry texts take 6.4 ms each together, 5.4 alone.
         self._per_run = batch_size if model == MODEL_NAME else 1
         self._cache_dir = cache_dir
         self.threads = threads

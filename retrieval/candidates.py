@@ -58,8 +58,9 @@ from retrieval.types import Candidate, Filters, Scope, SearchSettings
 
 Q = load_queries("retrieval")
 WITH_HISTORY = ("active", "superseded", "merged", "archived")
-# The local models each have a partial HNSW index (ledger/migrations/0003_halfvec.sql and
-# 0004_embedding_models.sql, active entries only); others are always ranked exactly.
+# The local models each have a partial HNSW index (ledger/migrations/0003_halfvec.sql,
+# 0004_embedding_models.sql, 0009_minilm_q8row.sql; active entries only); others are
+# always ranked exactly.
 INDEXED_MODELS = frozenset(LOCAL_MODELS)
 _COLUMNS = sql.SQL(
     "id, kind, owner_type, owner_id, key, canonical_statement, valid_from, valid_to, status, "
