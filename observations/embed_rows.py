@@ -6,8 +6,9 @@ integers (MatMulInteger: uint8 activations times the shipped int8 weights, VNNI 
 CPU has it), the activations quantized at run time with a scale and a zero point for each
 token's row of its own. A token's quantization therefore depends on that token alone:
 neither a long-tailed token elsewhere in the text nor the other texts of a batch change
-it, which is what makes the build both faithful and fast (one quantization pass, no
-fp32 product left).
+it, which is what makes the build both faithful and fast (one quantization pass per
+activation, no weight product left in fp32; attention's two products of activations stay
+in fp32).
 
 For an activation row ``x`` (width K) and weight column ``w = q · c`` (q int8, c its
 column scale), with ``s = (max(x, 0) − min(x, 0)) / 255`` and ``z = round(−min(x, 0) / s)``,
@@ -44,7 +45,7 @@ def per_token_quantized(model_bytes: bytes) -> bytes:
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     _fuse_gelu(model.graph)
     _drop_nan_guards(model.graph)
-    _Rewrite(model.graph).run()
+    _IntegerProducts(model.graph).run()
     _drop_unused(model.graph)
     onnx.checker.check_model(model)
     return model.SerializeToString()
@@ -82,7 +83,9 @@ def _consumers(graph: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:
     return found
 
 
-class _Rewrite:
+class _IntegerProducts:
+    """Each weight product of a graph as MatMulInteger on rows quantized per token."""
+
     def __init__(self, graph: onnx.GraphProto) -> None:
         self.graph = graph
         self.initializers = {i.name: i for i in graph.initializer}
@@ -122,7 +125,7 @@ class _Rewrite:
     def _integer_product(self, node: onnx.NodeProto, q: np.ndarray, c: np.ndarray) -> None:
         x, out = node.input[0], node.output[0]
         gelu = q.shape[0] == 4 * q.shape[1]  # a feed-forward block's output projection
-        u, s, sz = self.rows.get(x) or self._quantize_rows(x, q.shape[0], shifted=gelu)
+        u, s, sz = self._quantize_rows(x, q.shape[0], shifted=gelu)
         column_sums = q.astype(np.int64).sum(axis=0).astype(np.float64) * c.astype(np.float64)
         weight = self._const(f"{out}_q", q)
         scales = self._const(f"{out}_c", c)
