@@ -39,7 +39,14 @@ from observations.builder import (
     waiting_builds,
 )
 from observations.edits import delete_entry, delete_owner_entries, edit_entry, entry_history
-from observations.embed import HashEmbedder, Vectors, contextualize, make_embedder
+from observations.embed import (
+    HashEmbedder,
+    Vectors,
+    contextualize,
+    make_embedder,
+    stored_entry_text,
+)
+from observations.embed_local import QUANTIZED_MODEL_NAME, ROWS_MODEL_NAME
 from observations.extract.base import (
     FACT_KINDS,
     SESSION_SUMMARY,
@@ -946,3 +953,19 @@ def test_build_with_the_local_model_stores_searchable_384_d_vectors(conn: Conn) 
         [tenant, query],
     ).fetchone()
     assert top is not None and "dm-maya-003" in top["source_external_ids"]
+
+
+def test_a_q8row_build_embeds_each_entry_with_its_owner_and_topic_alone(conn: Conn) -> None:
+    tenant = new_tenant()
+    session_id = ingest_sample(conn, tenant)[0]["id"]
+    embedder = make_embedder("local", model=ROWS_MODEL_NAME)
+    config = BuildConfig(HeuristicExtractor(), embedder)
+    assert build_session(conn, tenant, session_id, config, now=NOW).status == "built"
+    entries = rows(conn, "memory_entries", tenant)
+    assert {e["embedding_model"] for e in entries} == {ROWS_MODEL_NAME}
+    stored = np.array([e["embedding"].to_list() for e in entries])
+    own = embedder.embed([stored_entry_text(e, ROWS_MODEL_NAME) for e in entries])
+    dated = embedder.embed([stored_entry_text(e, QUANTIZED_MODEL_NAME) for e in entries])
+    assert "[date: " in stored_entry_text(entries[0], QUANTIZED_MODEL_NAME)
+    np.testing.assert_allclose(stored, own, atol=2e-3)  # halfvec's precision
+    assert np.abs(stored - dated).max() > 2e-2
