@@ -38,6 +38,9 @@ _SENTENCE_END = re.compile(
     # about it ("ivy wants a dinosaur party, ideas?")
     r"|,\s+(?=(?!(?:or|right|yeah|yea|ya|yes|correct|no|innit|isn'?t|aren'?t|ideas?"
     r"|thoughts?|tips?|suggestions?|recs?|advice|help)\b)\w+(?:\s+\w+)?\?+\s*$)"
+    # a stay said after a comma without its subject: "not in leeds anymore btw, been in
+    # sheffield since june" says what "been in sheffield since june" says alone
+    r"|(?:,|(?<=[.…]))\s+(?=been\s+in\s+\w+(?:\s+\w+)?\s+(?:since|for)\b)"
     # chat ends a sentence with emoji: "… the scholarship 🎉🎉 shes too humble to say it"
     r"|(?<=[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f])\s+(?=[A-Za-z])"
 )

@@ -1019,7 +1019,9 @@ def test_lower_case_chat_starts_a_sentence_at_a_first_person_after_a_full_stop()
     ("said", "city"),
     [("i've been in Sheffield since June", "Sheffield"),
      ("been in sheffield since june", "Sheffield"),
-     ("ive been in lisbon for 3 years", "Lisbon")],
+     ("ive been in lisbon for 3 years", "Lisbon"),
+     ("not in leeds anymore btw, been in sheffield since june", "Sheffield"),
+     ("left berlin in march. been in lisbon for 3 months now", "Lisbon")],
 )  # fmt: skip
 def test_having_been_in_a_named_place_for_long_is_living_there(said: str, city: str) -> None:
     found = [f for f in facts([("maya", said)]) if f.key == "identity:city"]
@@ -1031,7 +1033,8 @@ def test_having_been_in_a_named_place_for_long_is_living_there(said: str, city: 
     ["ive been in hospital since monday", "i've been in the hospital since monday",
      "i've been in love since may", "i've been in paris for a week", "i'm not in leeds anymore",
      "been in berlin since monday for work", "been in berlin since march for work",
-     "she's been in porto since nov visiting my aunt"],
+     "she's been in porto since nov visiting my aunt",
+     "it's been great, been in the office since monday"],
 )  # fmt: skip
 def test_a_setting_a_state_or_a_short_stay_is_no_home(said: str) -> None:
     assert [f for f in facts([("maya", said)]) if f.key == "identity:city"] == []
