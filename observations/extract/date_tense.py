@@ -15,11 +15,12 @@ marker nearest before the phrase in its sentence decides (else the nearest after
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
 past; after "to" or "until" with a verb of rescheduling just before ("my interview got
 moved to friday", "pushed back to monday") future, whatever the verb's tense; after
-"is on" ("my interview is on friday") future; right after a mishap one still feels
-("cranky from the acl op in jan", "sore after my fall on monday") past. An
-acknowledgement opening the clause ("got it, Monday then", "understood") says nothing of
-the phrase's time and is not read as past. No marker, no tense: the caller keeps its
-default.
+"is on" ("my interview is on friday") future; right after "until" or "till" in a
+clause with no past mark ("im at the conference till wednesday") future; right after a
+mishap one still feels ("cranky from the acl op in jan", "sore after my fall on monday")
+past. An acknowledgement opening the clause ("got it, Monday then", "understood") says
+nothing of the phrase's time and is not read as past. No marker, no tense: the caller
+keeps its default.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
         return "past"  # "cranky from the acl op in jan": what one still feels happened
     if last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1]):
         return "future"  # "got moved to friday": the new day is ahead of the move
+    if last_word in ("till", "until", "til") and "past" not in _markers(left, opening=True):
+        return "future"  # "im at the conference till wednesday": a stay lasts into the day
     said_on = last_word == "on" or text[start:end].lower().startswith("on ")
     before_on = last[-2] if last_word == "on" and len(last) > 1 else last_word
     if said_on and before_on in _BE_PRESENT:

@@ -30,6 +30,7 @@ from observations.extract.frames import reading as _reading
 from observations.extract.states import (
     about_a_job,
     attribute,
+    away,
     copula,
     ending,
     naming,
@@ -410,6 +411,7 @@ RULES: tuple[Rule, ...] = (
     attribute,
     scheduled,
     ending,
+    away,
     naming,
     copula,
     called,

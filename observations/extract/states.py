@@ -110,6 +110,18 @@ def ending(f: Frame) -> Reading | None:
     )
 
 
+def away(f: Frame) -> Reading | None:
+    """Where one is until a day: "im at the dev conference in lyon till wednesday", "i'm in
+    porto until sunday" (a stay, not a home; keyed by where)."""
+    if not f.copula or f.negative or f.modal is not None or f.past:
+        return None
+    until = [w for w in f.preps("until", "till", "til") if _a_day(w)]
+    where = [w for w in f.preps("at", "in") if w.pos in ("NOUN", "PROPN")]
+    if not until or not where:
+        return None
+    return _reading(f, "experience", f"at-{topic_of(f.parsed, where[0].i)}", until[0].i, 0.7)
+
+
 # what one holds until a day: documents, agreements, memberships
 _TERMS = words(
     """passport visa licence license permit lease tenancy contract membership subscription

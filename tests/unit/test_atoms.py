@@ -932,6 +932,12 @@ def test_a_relative_named_in_lowercase_is_the_relative_with_the_name_written_as_
          "Tom Okafor's visa expires on 3 June 2026."),
         ("my lease ends in march", "event:2026-03:lease-ends",
          "Tom Okafor's lease ends in March 2026."),
+        # where one is until a day: a stay, and ahead
+        ("not on leave lol, im at the dev conference in lyon till wednesday",
+         "event:2025-09-10:at-conference",
+         "Tom Okafor is at the dev conference in lyon till 10 September 2025."),
+        ("i'm in porto until sunday", "event:2025-09-14:at-porto",
+         "Tom Okafor is in porto until 14 September 2025."),
     ],
 )  # fmt: skip
 def test_a_day_a_city_or_an_event_typed_in_chat_is_its_fact(
@@ -1038,6 +1044,15 @@ def test_having_been_in_a_named_place_for_long_is_living_there(said: str, city: 
 )  # fmt: skip
 def test_a_setting_a_state_or_a_short_stay_is_no_home(said: str) -> None:
     assert [f for f in facts([("maya", said)]) if f.key == "identity:city"] == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["i was in porto until sunday", "the office is closed until monday",
+     "i'm in a meeting until 3", "i'm not in lyon until friday"],
+)  # fmt: skip
+def test_a_past_stay_a_thing_closed_or_an_hour_is_no_stay(said: str) -> None:
+    assert [f.key for f in facts([("maya", said)])] == []
 
 
 @pytest.mark.parametrize("said", ["the movie ends at 9", "my patience ran out on friday"])

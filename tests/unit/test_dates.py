@@ -163,6 +163,9 @@ END_OF_JANUARY = datetime(2025, 1, 31, 10, 0, tzinfo=UTC)
         ("ok understood, monday it is", None),
         ("i got it on monday", "past"),
         ("my flight leaves on monday. i was tired", None),
+        ("im at the conference till monday", "future"),
+        ("the office is closed until monday", "future"),
+        ("i was in porto until monday", "past"),
     ],
 )
 def test_tense_is_read_from_the_verbs_nearest_the_phrase(sentence: str, tense: str | None) -> None:
