@@ -10,7 +10,7 @@ a "my <noun>": "my favorite drink is green tea" (preference:drink), "my name is 
 
 from __future__ import annotations
 
-from observations.extract.analysis import Word, known_adjective
+from observations.extract.analysis import Word, known_adjective, known_noun
 from observations.extract.date_periods import MONTHS
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
@@ -167,6 +167,14 @@ def copula(f: Frame) -> Reading | None:
     if places and ((settled and places[0].pos == "PROPN") or _lasting(f)):
         # "we're in Bologna now", "been in sheffield since june"
         return _reading(f, "identity", "city", places[0].i, 0.75)
+    named = [
+        p for p in places
+        if (p.pos == "PROPN" or not known_noun(p.lower)) and p.lower not in _STATES_BEEN_IN
+    ]  # fmt: skip
+    if named and not (f.negative or f.past or f.modal):
+        # "i'm in shibuya": where one is, as of the day said (a home or a stay alike); not
+        # a common noun ("i'm in luck", "in traffic", "in line")
+        return _reading(f, "experience", f"in-{part(named[0].lemma)}", named[0].i, 0.7)
     for thing in f.preps("into"):
         return _reading(f, "preference", topic_of(f.parsed, thing.i), thing.i, 0.75)
     return _habit(f) or _workplace(f)
@@ -212,7 +220,7 @@ def _place_name(f: Frame, word: Word) -> bool:
 _STATES_BEEN_IN = words(
     """hospital therapy rehab love trouble touch charge jail prison quarantine isolation
     lockdown labour labor recovery treatment remission business town pain shock debt
-    contact control limbo denial hiding bed care mourning tears agony bits"""
+    contact control limbo denial hiding bed care mourning tears agony bits heaven"""
 )
 
 

@@ -938,6 +938,8 @@ def test_a_relative_named_in_lowercase_is_the_relative_with_the_name_written_as_
          "Tom Okafor is at the dev conference in lyon till 10 September 2025."),
         ("i'm in porto until sunday", "event:2025-09-14:at-porto",
          "Tom Okafor is in porto until 14 September 2025."),
+        # where one is, by a name: as of the day said, a home or a stay alike
+        ("physio is good. i'm in shibuya", "experience:in-shibuya", "Tom Okafor is in shibuya."),
     ],
 )  # fmt: skip
 def test_a_day_a_city_or_an_event_typed_in_chat_is_its_fact(
@@ -1049,9 +1051,10 @@ def test_a_setting_a_state_or_a_short_stay_is_no_home(said: str) -> None:
 @pytest.mark.parametrize(
     "said",
     ["i was in porto until sunday", "the office is closed until monday",
-     "i'm in a meeting until 3", "i'm not in lyon until friday"],
+     "i'm in a meeting until 3", "i'm not in lyon until friday", "i'm in luck",
+     "i'm in line at the bank", "we're in agreement", "i'm in heaven", "i'm not in paris"],
 )  # fmt: skip
-def test_a_past_stay_a_thing_closed_or_an_hour_is_no_stay(said: str) -> None:
+def test_a_past_stay_a_thing_closed_an_hour_or_a_common_noun_is_no_stay(said: str) -> None:
     assert [f.key for f in facts([("maya", said)])] == []
 
 
