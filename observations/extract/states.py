@@ -3,9 +3,11 @@
 "I'm vegetarian" (constraint:diet), "I'm allergic to peanuts" (constraint:allergy:peanut),
 "I'm a nurse" (identity:occupation), "I'm from Sweden" (identity:origin), "I'm 31 years
 old" (identity:age), "I'm a big fan of jazz" (preference:jazz), "I'm good at baking bread"
-(skill:baking-bread), "I got married" (identity:relationship-status), and what is said of
-a "my <noun>": "my favorite drink is green tea" (preference:drink), "my name is Maya"
-(identity:name), "my goal is to run a marathon" (goal:run-marathon).
+(skill:baking-bread), "I got married" (identity:relationship-status), where one is
+("I'm in Shibuya", experience:in-shibuya; "I'm in Porto until Sunday", an event of that
+day), and what is said of a "my <noun>": "my favorite drink is green tea"
+(preference:drink), "my name is Maya" (identity:name), "my goal is to run a marathon"
+(goal:run-marathon).
 """
 
 from __future__ import annotations
@@ -216,7 +218,7 @@ def _place_name(f: Frame, word: Word) -> bool:
     return word.tag == "NN" and word.lower not in SETTINGS | _STATES_BEEN_IN
 
 
-# what one has "been in since …" that is no place to live
+# what one is or has "been in since …" that is no place
 _STATES_BEEN_IN = words(
     """hospital therapy rehab love trouble touch charge jail prison quarantine isolation
     lockdown labour labor recovery treatment remission business town pain shock debt
