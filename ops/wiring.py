@@ -105,7 +105,7 @@ def open_runtime(settings: Settings, *, init_schema: bool = True) -> Iterator[Ru
         yield Runtime(settings, urls, conn)
 
 
-def tune_process() -> None:
+def one_blas_thread() -> None:
     """Run numpy's BLAS on one thread in this process. Each memledger process has its own
     parallelism (builder threads, model runs, server processes), and BLAS threads that
     spin between the extractor's small matrix products took CPU from the model runs: a
@@ -115,10 +115,6 @@ def tune_process() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
-
-
-# how often a builder thread running Python hands the interpreter lock to one waiting
-BUILD_SWITCH_INTERVAL_SECONDS = 0.001
 
 
 def read_concurrency(settings: Settings) -> int:
@@ -216,6 +212,10 @@ def load_model(embedder: Embedder, *, check_only: bool = False) -> None:
         model.check()
     else:
         model.load()
+
+
+# how often a builder thread running Python hands the interpreter lock to one waiting
+BUILD_SWITCH_INTERVAL_SECONDS = 0.001
 
 
 def make_build_config(settings: Settings) -> BuildConfig:

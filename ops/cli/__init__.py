@@ -17,7 +17,7 @@ from ops.cli.base import Context
 from ops.logs import configure_logging
 from ops.services import redacted
 from ops.settings import load_settings
-from ops.wiring import tune_process
+from ops.wiring import one_blas_thread
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,7 +68,7 @@ def main() -> None:
     # SIGTERM (timeout, cron, docker stop) exits like Ctrl-C would, running the exit
     # handlers that stop the embedded services; worker, scheduler and serve set their own.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    tune_process()
+    one_blas_thread()
     try:
         cli(standalone_mode=True)
     except MemledgerError as exc:

@@ -28,10 +28,10 @@ from ops.wiring import (
     load_model,
     make_embedder_from,
     make_search_settings,
+    one_blas_thread,
     open_runtime,
     query_embedder_from,
     read_concurrency,
-    tune_process,
     wall_clock,
 )
 from ops.worker.actors import enqueue_builds, enqueue_projection
@@ -186,7 +186,7 @@ def mcp_command(ctx: Context, with_workers: bool | None) -> None:
 
 def server_process_app() -> FastAPI:
     """The application of one of several ``memledger serve`` processes."""
-    tune_process()
+    one_blas_thread()
     settings = Settings.model_validate_json(os.environ[SERVE_SETTINGS_ENV])
     configure_logging(settings.log_level)
     stack = ExitStack()
