@@ -240,16 +240,14 @@ def _model_bytes(build: _Build) -> bytes:
     shipped = _read_verified(files.model, files.model_sha256)
     if build.model == MODEL_NAME:
         return shipped
-    expected = files.quantized_sha256 if build.model == QUANTIZED_MODEL_NAME else files.rows_sha256
+    quantized = build.model == QUANTIZED_MODEL_NAME
+    expected = files.quantized_sha256 if quantized else files.rows_sha256
     cached = build.cache_dir / f"{build.model}.onnx" if build.cache_dir else None
     if cached is not None and cached.is_file():
         data = cached.read_bytes()
         if hashlib.sha256(data).hexdigest() == expected:
             return data
-    if build.model == QUANTIZED_MODEL_NAME:
-        data = _quantized(shipped, files.model)
-    else:
-        data = per_token_quantized(shipped)
+    data = _quantized(shipped, files.model) if quantized else per_token_quantized(shipped)
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected:
         raise ModelFileInvalid(

@@ -218,18 +218,20 @@ def load_model(embedder: Embedder, *, check_only: bool = False) -> None:
 BUILD_SWITCH_INTERVAL_SECONDS = 0.001
 
 
-def make_build_config(settings: Settings) -> BuildConfig:
-    """What builds run with, in a process that builds. Their embedder runs as many texts at
-    once as the machine has cores: builds are background work (the server's build process
-    is scheduled as idle), and a build thread embedding waits for no other.
-
-    The process switches threads every millisecond instead of Python's 5: a builder needs
-    the interpreter lock between two model runs (one per text) while another runs the
-    extractor's Python, and with 5 ms two builders kept 2 cores 83–91 % busy.
-    `bench build --locomo`, two builders, three pairs of runs in turn: 9.5–10.1 sessions/s
-    with 5 ms, 10.0–10.4 with 1 ms. (The API's processes keep 5 ms: 1 ms cost them
-    ≈ 0.2 ms of CPU a bundle.)"""
+def switch_for_builders() -> None:
+    """Switch this process's threads every millisecond instead of Python's 5; called where
+    builder threads start. A builder needs the interpreter lock between two model runs (one
+    per text) while another runs the extractor's Python, and with 5 ms two builders kept 2
+    cores 83–91 % busy. `bench build --locomo`, two builders, three pairs of runs in turn:
+    9.5–10.1 sessions/s with 5 ms, 10.0–10.4 with 1 ms. (The API's processes keep 5 ms:
+    1 ms cost them ≈ 0.2 ms of CPU a bundle.)"""
     sys.setswitchinterval(BUILD_SWITCH_INTERVAL_SECONDS)
+
+
+def make_build_config(settings: Settings) -> BuildConfig:
+    """What builds run with. Their embedder runs as many texts at once as the machine has
+    cores: builds are background work (the server's build process is scheduled as idle),
+    and a build thread embedding waits for no other."""
     return BuildConfig(
         extractor=make_extractor_from(settings),
         embedder=make_embedder_from(settings, runs=os.cpu_count() or 1),

@@ -169,10 +169,7 @@ def copula(f: Frame) -> Reading | None:
     if places and ((settled and places[0].pos == "PROPN") or _lasting(f)):
         # "we're in Bologna now", "been in sheffield since june"
         return _reading(f, "identity", "city", places[0].i, 0.75)
-    named = [
-        p for p in places
-        if (p.pos == "PROPN" or not known_noun(p.lower)) and p.lower not in _STATES_BEEN_IN
-    ]  # fmt: skip
+    named = [p for p in places if p.pos == "PROPN" or not known_noun(p.lower)]
     if named and not (f.negative or f.past or f.modal):
         # "i'm in shibuya": where one is, as of the day said (a home or a stay alike); not
         # a common noun ("i'm in luck", "in traffic", "in line")
@@ -213,9 +210,9 @@ def _place_name(f: Frame, word: Word) -> bool:
     no setting or state ("sheffield"; not "the hospital", "hospital", "love")."""
     if f.parsed.kids(word.i, "det", "poss", "amod", "compound"):
         return False
-    if word.pos == "PROPN":
-        return True
-    return word.tag == "NN" and word.lower not in SETTINGS | _STATES_BEEN_IN
+    if word.lower in SETTINGS | _STATES_BEEN_IN:  # "in heaven", tagged a name or not
+        return False
+    return word.pos == "PROPN" or word.tag == "NN"
 
 
 # what one is or has "been in since …" that is no place

@@ -35,6 +35,7 @@ from ops.wiring import (
     make_owner_index_policy,
     make_search_settings,
     services,
+    switch_for_builders,
     wall_clock,
 )
 
@@ -108,6 +109,7 @@ def bench_build(ctx: Context, sessions: int, locomo: Path | None, turns: int) ->
         raise click.BadParameter(f"no session of {locomo} has {turns} turns", param_hint="--turns")
     s = ctx.settings
     config = make_build_config(s)
+    switch_for_builders()  # as the worker's builder threads run
     with (
         services(s, redis=False) as urls,
         scratch_database(urls.database_url) as url,

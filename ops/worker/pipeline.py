@@ -25,7 +25,14 @@ from observations.outbox import HandOver, hand_over
 from ops.broker import close_broker, setup_broker, start_worker
 from ops.metrics import shared_metrics
 from ops.settings import SERVE_SETTINGS_ENV
-from ops.wiring import Runtime, load_model, make_build_config, make_skill_policy, wall_clock
+from ops.wiring import (
+    Runtime,
+    load_model,
+    make_build_config,
+    make_skill_policy,
+    switch_for_builders,
+    wall_clock,
+)
 from ops.worker import actors
 from ops.worker.scheduler import make_scheduler
 
@@ -50,6 +57,7 @@ def in_process_workers(
     ):
         config = config or make_build_config(s)
         load_model(config.embedder)  # before the first build is taken
+        switch_for_builders()
         state = actors.WorkerState(s, pool, config, metrics)
         actor = actors.register(broker, state)
         worker = start_worker(broker, threads)
