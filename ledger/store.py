@@ -8,14 +8,14 @@ tenant-scoped call runs under row-level security (:func:`ledger.db.tenant_scope`
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import psycopg
 
-from ledger.db import LEDGER_LOCK, Conn, tenant_scope
+from ledger.db import LEDGER_LOCK, Conn, Encoded, encode, tenant_scope
 from ledger.errors import InvalidArgument, SessionNotFound
 from ledger.events import DEFAULT_LIMITS, EventIn, Limits, parse_events
 from ledger.jsontext import dumps
@@ -66,13 +66,89 @@ def append(
     ledger lock is held from the read round trip to the end of the transaction: when this
     call owns the transaction, its writes and the commit go in one more round trip.
     """
-    parsed = parse_events(events, now=_aware(now), limits=limits)
-    columns = _columns(parsed)  # before the lock: little is left under it
+    return _store(conn, tenant_id, _Batch.of(events, _aware(now), limits), gap)
+
+
+def append_batches(
+    conn: Conn,
+    tenant_id: str,
+    batches: Iterable[Sequence[EventIn | Mapping[str, Any]]],
+    *,
+    clock: Callable[[], datetime],
+    gap: timedelta = DEFAULT_GAP,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Iterator[AppendResult]:
+    """Append each batch as :func:`append` would, in order, each in a transaction of its
+    own at the time ``clock`` gives when it is validated; yield each one's result once it
+    is committed.
+
+    The bulk path: each batch is validated while the database stores the one before it
+    (on another core); it is taken from ``batches`` before that one's transaction, so a
+    slow source never holds the ledger lock. A bad batch raises
+    :class:`ledger.errors.InvalidEvent` at its turn, as does an error of ``batches``:
+    the batches before it are stored, it and those after it are not.
+    """
+    source = iter(batches)
+    events = next(source, None)
+    ready = None if events is None else _Batch.of(events, _aware(clock()), limits)
+    failure: Exception | None = None
+
+    def validate_next() -> None:
+        nonlocal ready, failure
+        if events is not None:
+            try:
+                ready = _Batch.of(events, _aware(clock()), limits)
+            except Exception as exc:  # raised at its turn, after the batch being stored
+                failure = exc
+
+    while ready is not None:
+        batch, ready = ready, None
+        try:
+            events = next(source, None)
+        except Exception as exc:
+            events, failure = None, exc
+        yield _store(conn, tenant_id, batch, gap, validate_next)
+        if failure is not None:
+            raise failure
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """A validated batch, its fields as columns (also dumped for the statements, in
+    batch order), and the time it is appended at."""
+
+    events: list[EventIn]
+    columns: dict[str, list[Any]]
+    encoded: dict[str, Encoded]
+    now: datetime
+
+    @classmethod
+    def of(
+        cls, events: Sequence[EventIn | Mapping[str, Any]], now: datetime, limits: Limits
+    ) -> _Batch:
+        parsed = parse_events(events, now=now, limits=limits)
+        # the columns too, dumped, before the ledger lock: little is left to do under it
+        columns = _columns(parsed)
+        channels = list(dict.fromkeys(columns["channel_ids"]))
+        return cls(parsed, columns, encode({**columns, "open_channels": channels}), now)
+
+
+def _store(
+    conn: Conn,
+    tenant_id: str,
+    batch: _Batch,
+    gap: timedelta,
+    meanwhile: Callable[[], None] = lambda: None,
+) -> AppendResult:
+    """Append a validated batch. ``meanwhile`` runs once the writes are on their way to
+    the database, before their results are awaited."""
+    parsed = batch.events
     with conn.pipeline(), tenant_scope(conn, tenant_id):
-        stored, open_rows = _read_state(conn, tenant_id, columns)
+        stored, open_rows = _read_state(conn, tenant_id, batch.encoded)
         fresh, dup = _split_duplicates(parsed, stored)
         plan = _plan(parsed, fresh, {r["channel_id"]: r for r in open_rows}, gap)
-        created = _write(conn, tenant_id, parsed, columns, plan, now)
+        created = _write(conn, tenant_id, batch, plan)
+        meanwhile()
         rows = created.fetchall()
         span = next(r for r in rows if r["channel_id"] is None)
         new_ids = {(r["channel_id"], r["started_at"]): r["id"] for r in rows if r is not span}
@@ -98,16 +174,16 @@ def _columns(events: list[EventIn]) -> dict[str, list[Any]]:
 
 
 def _read_state(
-    conn: Conn, tenant_id: str, columns: Mapping[str, list[Any]]
+    conn: Conn, tenant_id: str, encoded: Mapping[str, Encoded]
 ) -> tuple[set[tuple[str, str]], list[dict[str, Any]]]:
     """Under the ledger lock, in one round trip: the batch's (channel, external id) pairs
     already stored, and the open sessions of its channels (locked for update)."""
-    keys = {k: columns[k] for k in ("channel_ids", "external_ids")}
+    keys = {k: encoded[k] for k in ("channel_ids", "external_ids")}
     conn.execute(Q["lock_ledger"], {"key": LEDGER_LOCK})
     existing = conn.execute(Q["existing_external_ids"], {"tenant_id": tenant_id, **keys})
     sessions = conn.execute(
         Q["open_sessions_for_update"],
-        {"tenant_id": tenant_id, "channel_ids": list(dict.fromkeys(keys["channel_ids"]))},
+        {"tenant_id": tenant_id, "channel_ids": encoded["open_channels"]},
     )
     stored = {(r["channel_id"], r["external_id"]) for r in existing.fetchall()}
     return stored, sessions.fetchall()
@@ -176,12 +252,7 @@ class _Placed:
 @dataclass(frozen=True, slots=True)
 class _Plan:
     placed: list[_Placed]
-
-    @property
-    def order(self) -> list[int]:
-        """The new events' batch positions in the order they are inserted (session by
-        session)."""
-        return [i for p in self.placed for i in p.members]
+    order: list[int]  # the new events' batch positions, in batch order: as inserted
 
     def result(
         self,
@@ -226,51 +297,49 @@ def _plan(
             members = [positions[m] for m in run.members]
             stored = existing if run.session_id is not None else None
             placed.append(_Placed(channel, run, members, stored))
-    return _Plan(placed)
+    return _Plan(placed, fresh)
 
 
 def _write(
-    conn: Conn,
-    tenant_id: str,
-    events: list[EventIn],
-    columns: Mapping[str, list[Any]],
-    plan: _Plan,
-    now: datetime,
+    conn: Conn, tenant_id: str, batch: _Batch, plan: _Plan
 ) -> psycopg.Cursor[dict[str, Any]]:
-    """Queue the batch's writes; the cursor will hold the new sessions' ids. The events
-    go in the plan's order, each with its session's id (None for a new session, named by
-    its channel and start), its seq and its session's start."""
+    """Queue the batch's writes; the cursor will hold the new sessions' ids. The new
+    events go in batch order, each with its session's id (None for a new session, named
+    by its channel and start), its seq and its session's start."""
+    events, now, n = batch.events, batch.now, len(batch.events)
     updates: list[dict[str, Any]] = []
     inserts: list[dict[str, Any]] = []
-    session_ids: list[int | None] = []
-    seqs: list[int] = []
-    starts: list[datetime] = []
+    session_ids: list[int | None] = [None] * n
+    seqs: list[int] = [0] * n
+    starts: list[datetime | None] = [None] * n
     for p in plan.placed:
         row = _session_row(p, events, now)
         if p.stored is None:
             inserts.append(row)
         else:
             updates.append({**row, "id": p.stored["id"]})
-        first_seq = p.stored["event_count"] + 1 if p.stored else 1
-        session_ids += [p.stored["id"] if p.stored else None] * len(p.members)
-        seqs += range(first_seq, first_seq + len(p.members))
-        starts += [p.run.started_at] * len(p.members)
+        sid, seq = (p.stored["id"], p.stored["event_count"]) if p.stored else (None, 0)
+        for i in p.members:
+            seq += 1
+            session_ids[i], seqs[i], starts[i] = sid, seq, p.run.started_at
     params = {"tenant_id": tenant_id, "now": now}
     # Close (or extend) existing open sessions before new ones open on the same channel.
     if updates:
         conn.execute(Q["update_sessions"], {**params, "sessions": dumps(updates)})
     order = plan.order
-    placed = {name: [values[i] for i in order] for name, values in columns.items()}
+    per_event: dict[str, list[Any]] = {
+        "session_ids": session_ids,
+        "seqs": seqs,
+        "session_starts": starts,
+    }
+    if len(order) == n:
+        columns: Mapping[str, Any] = batch.encoded
+    else:  # duplicates left out
+        columns = {name: [values[i] for i in order] for name, values in batch.columns.items()}
+        per_event = {name: [values[i] for i in order] for name, values in per_event.items()}
     return conn.execute(
         Q["insert_sessions_and_events"],
-        {
-            **params,
-            **placed,
-            "sessions": dumps(inserts),
-            "session_ids": session_ids,
-            "seqs": seqs,
-            "session_starts": starts,
-        },
+        {**params, **columns, **per_event, "sessions": dumps(inserts)},
     )
 
 

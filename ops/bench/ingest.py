@@ -1,4 +1,4 @@
-"""Ingest benchmark: events/s through the Python API (``ledger.append``) in batches."""
+"""Ingest benchmark: events/s through the Python API (``ledger.append_batches``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ledger.events import iter_chunks
-from ledger.store import append
+from ledger.store import append_batches
 from ops.bench.common import bench_conn, peak_rss_mib
 
 _TEXT = (
@@ -92,7 +92,7 @@ def _write_events(
     closed = 0
     with bench_conn(url) as conn:
         began = time.time()
-        for batch in batches:
-            closed += len(append(conn, f"bench-{writer}", batch, now=now).closed)
+        for result in append_batches(conn, f"bench-{writer}", batches, clock=lambda: now):
+            closed += len(result.closed)
         ended = time.time()
     return began, ended, closed, peak_rss_mib()

@@ -7,21 +7,24 @@ import itertools
 import json
 import math
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from itertools import pairwise
 from typing import Any
 
+import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger import (
+    AppendResult,
     InvalidArgument,
     InvalidEvent,
     Limits,
     SessionNotFound,
     append,
+    append_batches,
     close_session,
     close_sessions,
     events_after,
@@ -30,7 +33,7 @@ from ledger import (
     read_session,
     sweep_idle,
 )
-from ledger.db import Conn
+from ledger.db import Conn, connect
 from ledger.store import DEFAULT_GAP, open_session_tail
 from ops.usecases.ingest import ingest_lines
 from tests.events import message
@@ -193,6 +196,110 @@ def test_append_batch_by_batch_stores_the_maximal_runs_of_the_sorted_timeline(
         assert replayed == sorted(replayed)
     assert [s["status"] for s, _ in stored] == ["closed"] * (len(stored) - 1) + ["open"]
     assert [s["close_reason"] for s, _ in stored] == ["gap"] * (len(stored) - 1) + [None]
+
+
+# ------------------------------------------------------------------------ bulk appends
+
+
+def _stream() -> list[list[dict[str, Any]]]:
+    """Batches over two channels with gaps, late events, duplicates within a batch and
+    across batches, an empty batch, display names in some batches only, and metadata."""
+    return [
+        [ev("a", 0), ev("b", 5, actor="u2"), ev("c", 1, channel="c2"), ev("a", 6)],
+        [ev("d", 40), ev("b", 5), {**ev("e", 2, channel="c2"), "actor_name": "Eve"}],
+        [ev("f", -200), ev("g", 41), ev("h", 300, channel="c2")],
+        [],
+        [{**ev("i", 42), "metadata": {"tool": "calendar"}}],
+    ]
+
+
+def _ledger_shape(conn: Conn, tenant: str) -> list[tuple[Any, ...]]:
+    """The tenant's sessions, each with its events (external id, seq, recorded_at), by
+    channel and start: what two tenants given the same stream must share, ids aside."""
+    shape = []
+    for s in sorted(list_sessions(conn, tenant), key=lambda s: (s["channel_id"], s["started_at"])):
+        events = [
+            (e["external_id"], e["seq"], e["recorded_at"])
+            for e in read_session(conn, tenant, s["id"])
+        ]
+        fields = (
+            "channel_id",
+            "status",
+            "started_at",
+            "last_event_at",
+            "close_reason",
+            "event_count",
+            "participants",
+            "closed_at",
+        )
+        shape.append((*(s[f] for f in fields), events))
+    return shape
+
+
+def test_append_batches_stores_and_answers_what_appending_each_batch_does(conn: Conn) -> None:
+    one_by_one, bulk = new_tenant(), new_tenant()
+    times = [NOW + timedelta(minutes=k) for k in range(len(_stream()))]
+
+    expected = [
+        append(conn, one_by_one, b, now=t, gap=GAP) for b, t in zip(_stream(), times, strict=True)
+    ]
+    clock = iter(times)
+    got = list(append_batches(conn, bulk, _stream(), clock=lambda: next(clock), gap=GAP))
+
+    def answers(results: list[AppendResult]) -> list[Any]:
+        return [
+            ([(o.index, o.status) for o in r.outcomes], len(r.opened), len(r.closed))
+            for r in results
+        ]
+
+    assert answers(got) == answers(expected)
+    assert _ledger_shape(conn, bulk) == _ledger_shape(conn, one_by_one)
+    stored = {r["id"] for r in table_rows(conn, bulk)[1]}
+    assert {o.event_id for r in got for o in r.outcomes if o.event_id} == stored
+    assert len(stored) == 9
+
+
+@pytest.mark.parametrize("failure", ["bad event", "source error"])
+def test_append_batches_stores_the_batches_before_a_failing_one_and_none_after(
+    conn: Conn, failure: str
+) -> None:
+    tenant = new_tenant()
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        yield [ev("a", 0), ev("b", 1)]
+        yield [ev("c", 2)]
+        if failure == "source error":
+            raise OSError("the source failed")
+        yield [ev("d", 3), {**ev("e", 4), "role": "robot"}]
+        yield [ev("f", 5)]
+
+    results = []
+    with pytest.raises(InvalidEvent if failure == "bad event" else OSError) as caught:
+        results.extend(append_batches(conn, tenant, batches(), clock=lambda: NOW))
+
+    if failure == "bad event":
+        assert (caught.value.index, caught.value.field) == (1, "role")
+    assert [r.accepted for r in results] == [2, 1]
+    assert sorted(e["external_id"] for e in table_rows(conn, tenant)[1]) == ["a", "b", "c"]
+
+
+def test_append_batches_takes_each_batch_from_its_source_outside_any_transaction(
+    fresh_db_url: str,
+) -> None:
+    """A slow source never holds the ledger lock (which every append waits for)."""
+    tenant = new_tenant()
+    with connect(fresh_db_url, autocommit=True) as conn:
+        states = []
+
+        def batches() -> Iterator[list[dict[str, Any]]]:
+            for k in range(3):
+                states.append(conn.info.transaction_status)
+                yield [ev(f"e{k}", k)]
+
+        results = list(append_batches(conn, tenant, batches(), clock=lambda: NOW))
+
+    assert [r.accepted for r in results] == [1, 1, 1]
+    assert states == [psycopg.pq.TransactionStatus.IDLE] * 3
 
 
 # ------------------------------------------------------------------------ late events

@@ -12,7 +12,7 @@ import pytest
 from psycopg import sql
 
 from ledger import InvalidScope, append, list_sessions, tenant_scope
-from ledger.db import Conn, apply_schema, connect, make_pool
+from ledger.db import Conn, apply_schema, connect, encode, make_pool
 from tests.events import message
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -418,3 +418,22 @@ def test_connections_read_and_write_times_in_utc_whatever_the_client_or_server_z
             assert row["tz"] == "UTC"
             assert row["at"].utcoffset() == timedelta(0)
             assert row["day"] == date(2025, 9, 8)
+
+
+@pytest.mark.parametrize(
+    ("value", "cast"),
+    [
+        ([], "text[]"),
+        ([None], "text[]"),
+        (["a", None, "zoë"], "text[]"),
+        ([1, None, 2], "integer[]"),
+        ([2**40, -5], "bigint[]"),
+        ([datetime(2025, 3, 1, 12, tzinfo=UTC), T0], "timestamptz[]"),
+    ],
+)
+def test_a_value_encoded_ahead_reads_back_as_the_value_itself(
+    conn: Conn, value: list[Any], cast: str
+) -> None:
+    query = sql.SQL("SELECT %(v)b::{t} AS v").format(t=sql.SQL(cast))
+    ahead = conn.execute(query, {"v": encode({"v": value})["v"]}).fetchone()
+    assert ahead == conn.execute(query, {"v": value}).fetchone() == {"v": value}
