@@ -30,6 +30,7 @@ from observations.extract.base import (
     Extracted,
     Extraction,
     Extractor,
+    KnownDay,
     SessionEvent,
     SessionInput,
 )
@@ -82,7 +83,9 @@ class BuildConfig:
 
 @dataclass(frozen=True, slots=True)
 class BuildOutcome:
-    status: Literal["built", "unchanged", "busy", "failed"]
+    # busy: another builder has the session; waiting: an earlier session of its channel
+    # is queued to build first
+    status: Literal["built", "unchanged", "busy", "waiting", "failed"]
     session_id: int
     entries: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
@@ -99,8 +102,11 @@ def build_session(
     The session is read in one transaction and its entries written in another; extraction
     and embedding (an LLM call may take minutes) run between them, holding no lock and
     no transaction open. A session-level advisory lock keeps a second builder of the same
-    session out meanwhile: it gets ``busy``. (Called inside a caller's transaction, the
-    two become savepoints of it.)"""
+    session out meanwhile: it gets ``busy``. A session whose channel has an earlier session
+    handed to the build queue and not built yet gets ``waiting``: a channel's sessions are
+    built in order, each counting from the days the ones before it said ("two days before
+    the wedding"). (Called inside a caller's transaction, the two become savepoints of
+    it.)"""
     key = {"tenant_id": tenant_id, "session_id": session_id}
     with tenant_scope(conn, tenant_id):
         row = conn.execute(Q["session_exists_row"], key).fetchone()
@@ -108,6 +114,8 @@ def build_session(
             raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
         if row["status"] == "open":
             raise SessionNotClosed(tenant_id=tenant_id, session_id=session_id)
+        if conn.execute(Q["earlier_build_queued"], {**key, **_channel_start(row)}).fetchone():
+            return BuildOutcome("waiting", session_id)
         claim = conn.execute(Q["claim_build"], key).fetchone()
         if not (claim and claim["claimed"]):
             return BuildOutcome("busy", session_id)
@@ -128,7 +136,8 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         if row["status"] == "built" and row["build_version"] == config.build_version:
             return BuildOutcome("unchanged", session_id)
         events = conn.execute(Q["session_input_events"], key).fetchall()
-    session = _session_input(row, events)
+        known = _known_days(conn, row)
+    session = _session_input(row, events, known)
     extraction = config.extractor.extract(session)
     g = config.gates
     gated = apply_gates(
@@ -203,9 +212,23 @@ def _write(
     return BuildOutcome("built", session_id, entries, dict(dropped), extraction.fallback_reason)
 
 
-def _session_input(row: dict[str, Any], events: Sequence[dict[str, Any]]) -> SessionInput:
+def _known_days(conn: Conn, row: dict[str, Any]) -> list[KnownDay]:
+    """The days the channel's earlier sessions tied words to, oldest first: never another
+    channel's, which this one's members may not have seen."""
+    params = {"tenant_id": row["tenant_id"], **_channel_start(row)}
+    return [KnownDay(r["word"], r["day"]) for r in conn.execute(Q["known_days"], params)]
+
+
+def _channel_start(row: dict[str, Any]) -> dict[str, Any]:
+    return {"channel_id": row["channel_id"], "started_at": row["started_at"]}
+
+
+def _session_input(
+    row: dict[str, Any], events: Sequence[dict[str, Any]], known: Sequence[KnownDay] = ()
+) -> SessionInput:
     """The session as extractors see it: every time at the offset its event was sent with
-    (the session's start and end at their first and last event's)."""
+    (the session's start and end at their first and last event's), with the days memory
+    holds from before it (``known``)."""
     offsets = [e["utc_offset_minutes"] for e in events] or [0]
     return SessionInput(
         tenant_id=row["tenant_id"],
@@ -226,6 +249,7 @@ def _session_input(row: dict[str, Any], events: Sequence[dict[str, Any]]) -> Ses
             )
             for e in events
         ),
+        known_days=tuple(known),
     )
 
 

@@ -23,6 +23,30 @@ SELECT id, seq, role, actor_id, actor_name, content, occurred_at, utc_offset_min
  WHERE tenant_id = %(tenant_id)s AND session_id = %(session_id)s
  ORDER BY occurred_at, seq;
 
+-- name: earlier_build_queued
+-- An earlier session of the channel handed to the build queue and not built yet.
+SELECT 1 FROM memory_sessions
+ WHERE tenant_id = %(tenant_id)s AND channel_id = %(channel_id)s
+   AND started_at < %(started_at)s AND status = 'closed' AND build_queued_at IS NOT NULL
+   AND id <> %(session_id)s
+ LIMIT 1;
+
+-- name: known_days
+-- The days the channel's earlier sessions tied words to (their summaries' "days": what
+-- "two days before the wedding" counts from), from the latest 50 sessions, oldest first.
+SELECT d.key AS word, d.value::date AS day
+  FROM (SELECT e.fields, s.started_at, s.id
+          FROM memory_sessions s
+          JOIN memory_entries e
+            ON e.tenant_id = s.tenant_id AND e.owner_type = 'channel'
+           AND e.owner_id = s.channel_id AND e.key = 'summary:' || s.id
+         WHERE s.tenant_id = %(tenant_id)s AND s.channel_id = %(channel_id)s
+           AND s.started_at < %(started_at)s AND e.status <> 'deleted'
+         ORDER BY s.started_at DESC, s.id DESC
+         LIMIT 50) AS latest
+ CROSS JOIN LATERAL jsonb_each_text(latest.fields->'days') AS d
+ ORDER BY latest.started_at, latest.id;
+
 -- name: delete_observations
 -- A rebuild replaces the session's observations, and their lineage links with them.
 WITH gone AS (

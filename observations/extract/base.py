@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol
 
 from observations.entry import (  # the entry's vocabulary, as extractors use it
@@ -48,6 +48,15 @@ class SessionEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class KnownDay:
+    """A day an earlier session of the channel tied a word to ("wedding": 14 February
+    2026): what "two days before the wedding" counts from."""
+
+    word: str
+    day: date
+
+
+@dataclass(frozen=True, slots=True)
 class SessionInput:
     """A closed session handed to an extractor."""
 
@@ -57,6 +66,7 @@ class SessionInput:
     started_at: datetime
     ended_at: datetime
     events: Sequence[SessionEvent]
+    known_days: Sequence[KnownDay] = ()  # the channel's, from its earlier sessions, oldest first
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,12 +15,13 @@ marker nearest before the phrase in its sentence decides (else the nearest after
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
 past; after "to" or "until" with a verb of rescheduling just before ("my interview got
 moved to friday", "pushed back to monday") future, whatever the verb's tense; after
-"is on" ("my interview is on friday") future; right after "until" or "till" in a
-clause with no past mark ("im at the conference till wednesday") future; right after a
-mishap one still feels ("cranky from the acl op in jan", "sore after my fall on monday")
-past. An acknowledgement opening the clause ("got it, Monday then", "understood") says
-nothing of the phrase's time and is not read as past. No marker, no tense: the caller
-keeps its default.
+"is" or "is on" ("my interview is on friday", "the wedding is march 15") future; right
+after "until" or "till" in a clause with no past mark ("im at the conference till
+wednesday") future; right after a mishap one still feels ("cranky from the acl op in
+jan", "sore after my fall on monday") past. After the phrase, only its own clause counts
+("the wedding is march 15 and i haven't finished my speech"). An acknowledgement
+opening the clause ("got it, Monday then", "understood") says nothing of the phrase's
+time and is not read as past. No marker, no tense: the caller keeps its default.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def _words(text: str) -> frozenset[str]:
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"[.!?;\n]")
+# where the clause after a phrase ends: its marks are another clause's ("the wedding is
+# march 15 and i haven't finished my speech")
+_CLAUSE_END = re.compile(r",|\b(?:and|but|so|because|while)\b")
 _FUTURE = _words(
     "will 'll shall won't gonna can can't cannot let's i'll we'll you'll he'll she'll "
     "they'll it'll that'll expires expire renews lapses ends"
@@ -83,6 +87,7 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
     after = text[end:].lower()
     next_end = _SENTENCE_END.search(after)
     right = after[: next_end.start() if next_end else len(after)]
+    right = right[: next_clause.start()] if (next_clause := _CLAUSE_END.search(right)) else right
     last = left.split()[-3:]
     last_word = last[-1] if last else ""
     if last_word in _LEADING:
@@ -93,10 +98,9 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
         return "future"  # "got moved to friday": the new day is ahead of the move
     if last_word in ("till", "until", "til") and "past" not in _markers(left, opening=True):
         return "future"  # "im at the conference till wednesday": a stay lasts into the day
-    said_on = last_word == "on" or text[start:end].lower().startswith("on ")
     before_on = last[-2] if last_word == "on" and len(last) > 1 else last_word
-    if said_on and before_on in _BE_PRESENT:
-        return "future"  # "my interview is on friday": what is set for a day is ahead
+    if before_on in _BE_PRESENT:
+        return "future"  # "my interview is on friday", "the wedding is march 15": set, ahead
     found = _markers(left, opening=True)
     if found:
         return found[-1]

@@ -38,15 +38,19 @@ in). Vague phrases ("recently", "the other day", "a few days ago") are not resol
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
 from observations.extract.date_periods import MONTHS, Granularity, Period, shift, weekend_range
 from observations.extract.date_rules import RULES, Context, cues
 from observations.extract.date_tense import Tense
-from observations.extract.date_words import NUM, ORD, number, ordinal
+from observations.extract.date_words import NUM, ORD, WEEKDAY_NAMES, number, ordinal
+from observations.extract.text import content_words, singular
+from observations.extract.vocabulary import FEMININE, MASCULINE, ROLES
 
-__all__ = ["DATE_FIELDS", "MONTHS", "Granularity", "ResolvedDate", "Tense", "apply_dates"]
+__all__ = ["DATE_FIELDS", "MONTHS", "Anchors", "Granularity", "ResolvedDate", "Tense"]
+__all__ += ["apply_dates"]
 __all__ += ["day_label"]
 __all__ += ["find_dates", "resolve", "rewrite_dates", "yearly_dates"]
 
@@ -73,6 +77,33 @@ _FROM_STATED = re.compile(
     r"(?!\s+(?:the|a|an|my|our|his|her|their|your|this|that|i|we|you|he|she|they|it|\w+ing)\b))\b"
     r"|\bthe\s+(?:next|following)\s+(?P<next>day)\b|\bthat\s+(?P<that>weekend)\b"
 )
+# a date counted from an event the sentence names ("the night before the wedding", "two
+# days after my surgery"), dated by what was said before (:class:`Anchors`)
+_FROM_NAMED = re.compile(
+    rf"(?i)\b(?:(?:the|a|one)\s+(?P<one>day|night|evening|morning|week)"
+    rf"|{NUM}\s+(?P<unit>day|night|week|month|year)s?)"
+    r"\s+(?P<dir>before|after|ahead\s+of|prior\s+to)\s+"
+    r"(?:the|my|our|his|her|their|your|[a-z]+['’]s)\s+(?P<named>[a-z][\w'’]*(?:\s+[a-z][\w'’]*){0,2})"
+)
+# a date moved from its own ("two days earlier than the original date"): the thing moved is
+# named before it ("the consulate moved my interview …")
+_THAN_BEFORE = re.compile(
+    r"(?i)\s+than\s+(?:the|its|my|our|his|her|their)\s+"
+    r"(?:original|old|first|planned|scheduled|previous|usual)\s+(?:date|day|time|plan)\b"
+)
+# where a noun phrase after "before"/"after" ends: a preposition, a conjunction, a verb of
+# being
+# a phrase that moves a date by an offset, after a verb of moving
+_MOVED_BY = re.compile(r"(?i)\b(?:earlier|later|sooner)\b")
+_MOVED = re.compile(
+    r"(?i)\b(?:moved|pushed|bumped|rescheduled|changed|shifted|postponed|brought|delayed)"
+    r"(?:\s+[\w'’]+){0,4}\s+$"
+)
+_NAMED_ENDS = frozenset(
+    ("at", "in", "on", "for", "with", "and", "but", "so", "or", "to", "from", "by", "of",
+     "which", "that", "who", "is", "was", "will", "when", "where", "because", "i", "we",
+     "you", "he", "she", "they", "it")
+)  # fmt: skip
 _DAY_BEFORE_MONTH = re.compile(rf"(?i)(?:\b(?:the\s+)?(?P<d>{ORD})\s+of|\bthe\s+(?P<e>{ORD}))\s+$")
 _DAY_AFTER_MONTH = re.compile(rf"(?i),?\s+(?:on\s+)?the\s+(?P<d>{ORD})\b")
 _Found = tuple[int, int, Period]  # a phrase's start and end, and its period
@@ -212,16 +243,84 @@ def _offset(ctx: Context, start: int, end: int, period: Period, floor: int) -> _
     return (found.start(), end, moved) if moved else (start, end, period)
 
 
+class Anchors:
+    """Days the conversation tied to words: "kenji's wedding is march 15" ties "wedding" to
+    15 March, so that "the night before the wedding" is 14 March. A word's latest tie wins;
+    ties known from earlier sessions come first (:meth:`know`), and :attr:`own` keeps the
+    ones made here, for later sessions."""
+
+    def __init__(self) -> None:
+        self._days: dict[str, Period] = {}
+        self.own: dict[str, date] = {}
+
+    def know(self, word: str, day: date) -> None:
+        """A tie made before (in an earlier session)."""
+        self._days[_anchor_word(word)] = (day, day, "day")
+
+    def tie(self, text: str, period: Period) -> None:
+        """Tie the content words of ``text`` to ``period`` (a day)."""
+        if period[2] != "day":
+            return
+        for word in _anchor_words(text):
+            self._days[word] = period
+            self.own[word] = period[0]
+
+    def tie_dates(self, text: str, dates: Sequence[ResolvedDate]) -> None:
+        """Tie each day found in ``text`` to the other words of its clause."""
+        for found in dates:
+            start, end = found.span
+            around = (c.span() for c in _CLAUSE.finditer(text) if c.start() <= start < c.end())
+            first, last = next(around, (0, len(text)))
+            words = text[first:start] + " " + text[end:last]
+            self.tie(words, (found.start, found.end, found.granularity))
+
+    def find(self, words: list[str]) -> Period | None:
+        """The day of the first of ``words`` that has one."""
+        for word in words:
+            period = self._days.get(_anchor_word(word))
+            if period is not None:
+                return period
+        return None
+
+    def copy(self) -> Anchors:
+        copied = Anchors()
+        copied._days, copied.own = dict(self._days), dict(self.own)
+        return copied
+
+
+# a clause of a sentence, as far as the words a day is tied to go
+_CLAUSE = re.compile(r"(?:[^,;]|,(?=\d))+?(?=[,;]|\s+(?:and|but|so|while|because|then)\s+|$)|[,;]")
+
+
+def _anchor_words(text: str) -> list[str]:
+    return [w for w in map(_anchor_word, content_words(text)) if w not in _NOT_ANCHORS]
+
+
+def _anchor_word(word: str) -> str:
+    return singular(word.lower().replace("’", "'").removesuffix("'s"))
+
+
+# words a day is not told by: its own units and names, what any plan has, and people
+_NOT_ANCHORS = ROLES | FEMININE | MASCULINE | frozenset(
+    (*(m.lower() for m in MONTHS), *WEEKDAY_NAMES,
+     "day", "night", "morning", "evening", "week", "weekend", "month", "year", "date", "time",
+     "today", "tonight", "tomorrow", "yesterday", "plan", "thing", "am", "pm")
+)  # fmt: skip
+
+
 def find_dates(
     text: str,
     anchor: datetime | date,
     tense: Tense | None = None,
     stated: ResolvedDate | None = None,
+    anchors: Anchors | None = None,
 ) -> tuple[ResolvedDate, ...]:
     """Every resolvable date phrase in ``text``, resolved against ``anchor`` (its own
     local day), in ``tense`` when given, else in the tense each phrase's sentence has; a
     date counted from another ("the day before") from the date stated before it in
-    ``text``, else from ``stated`` (the last date of the sentences before)."""
+    ``text``, else from ``stated`` (the last date of the sentences before); one counted
+    from an event named ("two days before the wedding", "two days earlier than the
+    original date") from the day ``anchors`` tie to it."""
     day = anchor.date() if isinstance(anchor, datetime) else anchor
     ctx = Context(text, day, tense)
     chosen: list[ResolvedDate] = []
@@ -238,15 +337,45 @@ def find_dates(
         begin = prefix.start() if prefix else start
         chosen.append(ResolvedDate(text[begin:end], (begin, end), *period))
         taken_until = end
-    return _counted_from_stated(text, chosen, stated)
+    if anchors is not None:
+        chosen = _counted_from_named(text, chosen, anchors)
+    return _counted_from_stated(text, chosen, stated, anchors)
+
+
+def _counted_from_named(
+    text: str, chosen: list[ResolvedDate], anchors: Anchors
+) -> list[ResolvedDate]:
+    """``chosen`` with the dates counted from an event named after them: "the night before
+    the wedding", "three weeks after my surgery" (the last word before a preposition)."""
+    found = list(chosen)
+    for match in _FROM_NAMED.finditer(text):
+        start = match.start()
+        if any(d.span[0] < match.end() and start < d.span[1] for d in chosen):
+            continue
+        named: list[str] = []
+        for word in match["named"].split():
+            if word.lower() in _NAMED_ENDS:
+                break
+            named.append(word)
+        base = anchors.find(named[-1:])  # the head: "my sister's wedding"
+        if base is None:
+            continue
+        end = match.start("named") + len(" ".join(named))
+        period = _from(match, base)
+        if period is not None:
+            found.append(_phrase(text, start, end, period, chosen))
+    return sorted(found, key=lambda d: d.span)
 
 
 def _counted_from_stated(
-    text: str, chosen: list[ResolvedDate], stated: ResolvedDate | None
+    text: str, chosen: list[ResolvedDate], stated: ResolvedDate | None, anchors: Anchors | None
 ) -> tuple[ResolvedDate, ...]:
     """``chosen`` with the dates counted from a date stated before them: "the summit is on
     12 May. I'll fly out the day before" → 11 May; "two days later", "the next day" (from
-    a day), "a year later" (from a day, month or year), "that weekend" (of a day)."""
+    a day), "a year later" (from a day, month or year), "that weekend" (of a day). With
+    no date stated, or when the phrase says it moves a thing from its own date ("moved
+    my interview two days earlier than the original date"), from the day ``anchors`` tie
+    to a word before it in the sentence (the nearest first)."""
     found = list(chosen)
     for match in _FROM_STATED.finditer(text):
         start, end = match.span()
@@ -254,25 +383,41 @@ def _counted_from_stated(
             continue  # part of a phrase already read ("the day before 12 May")
         earlier = [d for d in chosen if d.span[1] <= start]
         base = earlier[-1] if earlier else stated
-        if base is None:
+        than = _THAN_BEFORE.match(text, end) if match["dir"] else None
+        own = anchors.find(content_words(text[:start])[::-1]) if anchors else None
+        if (than or base is None) and own is not None:
+            period = _from(match, own)
+            end = than.end() if than else end
+        elif base is not None:
+            period = _from(match, (base.start, base.end, base.granularity))
+        else:
             continue
-        period = _from(match, (base.start, base.end, base.granularity))
         if period is not None:
-            floor = earlier[-1].span[1] if earlier else 0
-            prefix = _PREFIX.search(text, max(floor, start - 12), start)
-            begin = prefix.start() if prefix else start
-            found.append(ResolvedDate(text[begin:end], (begin, end), *period))
+            found.append(_phrase(text, start, end, period, earlier))
     return tuple(sorted(found, key=lambda d: d.span))
 
 
+def _phrase(
+    text: str, start: int, end: int, period: Period, before: list[ResolvedDate]
+) -> ResolvedDate:
+    """The phrase from ``start`` to ``end`` with the preposition written before it (not
+    reaching into a phrase of ``before``)."""
+    floor = max((d.span[1] for d in before if d.span[1] <= start), default=0)
+    prefix = _PREFIX.search(text, max(floor, start - 12), start)
+    begin = prefix.start() if prefix else start
+    return ResolvedDate(text[begin:end], (begin, end), *period)
+
+
 def _from(match: re.Match[str], base: Period) -> Period | None:
-    if match["that"]:
+    groups = match.groupdict()
+    if groups.get("that"):
         return weekend_range(base[0]) if base[2] in ("day", "weekend") else None
-    if match["next"]:
+    if groups.get("next"):
         return shift(base, 1, "day") if base[2] == "day" else None
     amount = 1 if match["one"] else number(match["n"])
     unit = (match["one"] or match["unit"]).lower()
-    back = match["dir"].lower() in ("before", "earlier")
+    unit = "day" if unit in ("night", "evening", "morning") else unit
+    back = match["dir"].lower().split()[0] in ("before", "earlier", "ahead", "prior")
     return shift(base, -amount if back else amount, unit)
 
 
@@ -304,6 +449,8 @@ def apply_dates(text: str, found: tuple[ResolvedDate, ...]) -> str:
         keep_bare = _KEEP_PREPOSITION.search(text[:start]) is not None
         if item.owns_what_follows(text):
             replacement = item.possessor
+        elif _MOVED_BY.search(item.text) and _MOVED.search(text, max(0, start - 60), start):
+            replacement = f"to {item.label}"  # "moved my interview two days earlier"
         else:
             replacement = item.label if keep_bare else item.phrase
         if text[start : start + 1].isupper():

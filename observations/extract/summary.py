@@ -142,6 +142,8 @@ def summarize(session: SessionInput, turns: tuple[Turn, ...]) -> Extracted | Non
     people = participants(turns)
     ids = list(dict.fromkeys(t.event.actor_id for t in turns))
     fields = _fields(quotes, parts, people, frequency, ids)
+    # the days the session tied words to, for its channel's later sessions to count from
+    fields["days"] = {word: day.isoformat() for word, day in turns[-1].anchors.own.items()}
     sources = sorted({event_id for _, ids in fields["sentence_sources"] for event_id in ids})
     return Extracted(
         kind=SESSION_SUMMARY,

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from observations.extract.dates import MONTHS
+from observations.extract.date_periods import MONTHS
 from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS, wordset
 from observations.extract.vocabulary import BODY_PARTS, HYPHENATED_WORDS, WEEKDAYS
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from observations.extract.analysis import known_adjective, known_verb
 from observations.extract.base import SessionEvent, SessionInput
-from observations.extract.dates import ResolvedDate, apply_dates, find_dates
+from observations.extract.dates import Anchors, ResolvedDate, apply_dates, find_dates
 from observations.extract.people import Cast, Person, addressees
 from observations.extract.rewrite import rewrite_persons
 from observations.extract.text import (
@@ -58,6 +58,8 @@ class Turn:
     to: Person | None  # whom its "you" means (see :mod:`.people`)
     text: str  # the content without an inline image caption
     caption: str | None
+    # the days tied to words so far, this turn's added as its sentences are read
+    anchors: Anchors = field(default_factory=Anchors, compare=False)
 
     @property
     def speaker(self) -> str:
@@ -76,7 +78,8 @@ class Turn:
             text = tidy(strip_vocative(strip_filler(raw), self.addressee))
             if not text:
                 continue
-            dates = find_dates(text, self.event.occurred_at, stated=stated)
+            dates = find_dates(text, self.event.occurred_at, stated=stated, anchors=self.anchors)
+            self.anchors.tie_dates(text, dates)
             stated = dates[-1] if dates else stated
             found.append(
                 Sentence(
@@ -121,10 +124,16 @@ def build_turns(session: SessionInput) -> tuple[Turn, ...]:
     cast = Cast(events)
     to = addressees(cast, events, [text for text, _ in captioned])
     names = _typed_names(cast)
-    return tuple(
-        Turn(event, to[n], names.sub(_capitalised, text) if names else text, caption)
-        for n, (event, (text, caption)) in enumerate(zip(events, captioned, strict=True))
-    )
+    anchors = Anchors()
+    for known in session.known_days:
+        anchors.know(known.word, known.day)
+    turns: list[Turn] = []
+    for n, (event, (text, caption)) in enumerate(zip(events, captioned, strict=True)):
+        typed = names.sub(_capitalised, text) if names else text
+        turns.append(Turn(event, to[n], typed, caption, anchors.copy()))
+        if turns[-1].sentences:  # read in order: a later turn counts from this one's days
+            anchors = turns[-1].anchors
+    return tuple(turns)
 
 
 def _typed_names(cast: Cast) -> re.Pattern[str] | None:

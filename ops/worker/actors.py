@@ -43,6 +43,7 @@ class WorkerState:
 
 PROJECT_ACTOR = "project_read_models"
 RETRIES: dict[str, Any] = {"max_retries": 20, "min_backoff": 500, "max_backoff": 10_000}
+WAITING_DELAY_MS = 200  # a build waiting for its channel's earlier sessions tries again
 
 
 def register(
@@ -73,6 +74,9 @@ def register(
             raise
         if outcome.status == "busy":
             raise dramatiq.Retry(delay=1000)
+        if outcome.status == "waiting":  # sent again, however long the channel's queue
+            build.send_with_options(args=(tenant_id, session_id), delay=WAITING_DELAY_MS)
+            return
         drops = [(GATE_DROPS, (gate,), n) for gate, n in outcome.dropped.items()]
         s.metrics.add([(BUILDS, (outcome.status,), 1), *drops])
         if outcome.status == "built":

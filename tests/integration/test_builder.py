@@ -56,7 +56,7 @@ from observations.extract.base import (
 )
 from observations.extract.heuristic import HeuristicExtractor
 from observations.gates import GATES
-from tests.events import replay, sample_events
+from tests.events import replay, sample_events, says
 from tests.lock_waits import wait_until_blocked
 
 NOW = datetime(2025, 10, 7, tzinfo=UTC)  # after the sample's last event (6 Oct, 18:33 UTC)
@@ -263,6 +263,60 @@ def test_every_observation_links_to_its_entry_and_every_entry_has_one_add(conn: 
         assert h["old_statement"] is None and h["old_status"] is None
         assert h["new_statement"] == entries[h["entry_id"]]["canonical_statement"]
         assert h["new_status"] == "active"
+
+
+def test_a_day_counted_from_an_event_an_earlier_session_of_the_channel_dated(
+    conn: Conn,
+) -> None:
+    """ "Two days before the wedding" counts from the day an earlier session of the same
+    channel gave the wedding (built first), never from another channel's."""
+    tenant = new_tenant()
+    jan6 = datetime(2026, 1, 6, 7, 30, tzinfo=UTC)
+    said = [
+        says(1, "ok wedding news: its next month on the 14th!! so cheesy", jan6, "mere"),
+        {**says(9, "my cousin's wedding is on march 3", jan6, "ana"), "channel_id": "dm-ana"},
+        says(2, "the rehearsal dinner is 2 days before the wedding", jan6 + timedelta(days=14),
+             "mere"),
+        {**says(8, "we fly home the day after the wedding", jan6 + timedelta(days=14), "ana"),
+         "channel_id": "dm-ana"},
+    ]  # fmt: skip
+    for event in said:  # each a session of its own
+        replay(conn, tenant, [event], now=jan6 + timedelta(days=30))
+    build_all(conn, tenant, hash_config())
+
+    def statements(channel: str) -> str:
+        found = rows(
+            conn,
+            "memory_entries",
+            tenant,
+            "fields->>'origin_session_id' IN ("
+            "SELECT id::text FROM memory_sessions WHERE channel_id = %s)",
+            channel,
+        )
+        return " ".join(r["canonical_statement"] for r in found)
+
+    assert "12 February 2026" in statements("dm-mere")
+    assert "4 March 2026" in statements("dm-ana")  # its own channel's wedding
+    assert "15 February 2026" not in statements("dm-ana")
+
+
+def test_a_session_waits_for_its_channels_earlier_session_queued_to_build(conn: Conn) -> None:
+    tenant = new_tenant()
+    at = NOW - timedelta(days=5)
+    for n, day in enumerate((0, 1, 2)):  # three sessions of one channel
+        replay(conn, tenant, [says(n, f"day {n} here", at + timedelta(days=day))], now=LATER)
+    first, second, third = (s["id"] for s in list_sessions(conn, tenant))
+    config = hash_config()
+    # the second handed to the build queue, the first not: only the third waits
+    conn.execute(
+        "UPDATE memory_sessions SET build_queued_at = %s WHERE tenant_id = %s AND id = %s",
+        [LATER, tenant, second],
+    )
+
+    assert build_session(conn, tenant, third, config, now=LATER).status == "waiting"
+    assert build_session(conn, tenant, second, config, now=LATER).status == "built"
+    assert build_session(conn, tenant, third, config, now=LATER).status == "built"
+    assert session_row(conn, tenant, first)["status"] == "closed"
 
 
 def test_built_session_records_version_and_gate_statistics(conn: Conn) -> None:

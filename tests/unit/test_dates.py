@@ -7,7 +7,14 @@ from datetime import UTC, date, datetime, timedelta, timezone
 import pytest
 
 from observations.extract.date_tense import tense_at
-from observations.extract.dates import find_dates, resolve, rewrite_dates, yearly_dates
+from observations.extract.dates import (
+    Anchors,
+    apply_dates,
+    find_dates,
+    resolve,
+    rewrite_dates,
+    yearly_dates,
+)
 
 # Monday 8 May 2023, 13:56 UTC (LoCoMo's first session).
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -166,6 +173,9 @@ END_OF_JANUARY = datetime(2025, 1, 31, 10, 0, tzinfo=UTC)
         ("im at the conference till monday", "future"),
         ("the office is closed until monday", "future"),
         ("i was in porto until monday", "past"),
+        ("the wedding is monday", "future"),
+        ("the wedding is monday and i haven't finished my speech", "future"),
+        ("the wedding was monday and i loved it", "past"),
     ],
 )
 def test_tense_is_read_from_the_verbs_nearest_the_phrase(sentence: str, tense: str | None) -> None:
@@ -293,6 +303,69 @@ def test_a_date_counted_from_a_date_stated_in_an_earlier_sentence() -> None:
 def test_a_counted_date_without_a_day_to_count_from_stays_as_written(text: str) -> None:
     found = find_dates(text, MONDAY)
     assert all("day before" not in f.text and "day after" not in f.text for f in found)
+
+
+def _wedding_day() -> Anchors:
+    anchors = Anchors()
+    (said,) = find_dates("my brother kenji's wedding is may 27", MONDAY)
+    anchors.tie_dates("my brother kenji's wedding is may 27", [said])
+    return anchors
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "label"),
+    [
+        ("the rehearsal dinner is the night before the wedding", "the night before the wedding",
+         "26 May 2023"),
+        ("the rehearsal dinner is 2 days before the wedding, at my aunt's place",
+         "2 days before the wedding", "25 May 2023"),
+        ("we fly home three days after kenji's wedding and his honeymoon",
+         "three days after kenji's wedding", "30 May 2023"),
+        ("i need the suit a week ahead of the wedding", "a week ahead of the wedding",
+         "20 May 2023"),
+    ],
+)  # fmt: skip
+def test_a_date_counted_from_an_event_named_counts_from_the_day_said_for_it(
+    text: str, phrase: str, label: str
+) -> None:
+    (found,) = find_dates(text, MONDAY, anchors=_wedding_day())
+    assert (found.text, found.label) == (phrase, label)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the rehearsal dinner is the night before the party",  # no day said for a party
+        "i need the suit the day before my brother arrives",  # "brother" is no event
+        "we leave the day before the weekend",  # nor a weekend
+    ],
+)
+def test_a_date_counted_from_an_event_no_day_was_said_for_stays_as_written(text: str) -> None:
+    assert find_dates(text, MONDAY, anchors=_wedding_day()) == ()
+
+
+def test_a_date_moved_from_its_own_day_counts_from_the_day_said_for_the_thing_moved() -> None:
+    anchors = Anchors()
+    said = "my visa interview is on may 12, 8:30am"
+    anchors.tie_dates(said, find_dates(said, MONDAY))
+    moved = "the consulate moved my interview 2 days earlier than the original date. same time"
+
+    (found,) = find_dates(moved, MONDAY, anchors=anchors)
+
+    assert (found.text, found.label) == ("2 days earlier than the original date", "10 May 2023")
+    assert apply_dates(moved, (found,)).startswith("the consulate moved my interview to 10 May")
+    (later,) = find_dates("they pushed the interview a week later", MONDAY, anchors=anchors)
+    assert later.label == "19 May 2023"
+    assert find_dates(moved, MONDAY) == ()  # nothing tied: left as written
+
+
+def test_only_a_day_ties_words_and_the_latest_tie_wins() -> None:
+    anchors = Anchors()
+    anchors.tie("the wedding", (date(2023, 5, 27), date(2023, 5, 27), "day"))
+    anchors.tie("the wedding", (date(2023, 6, 1), date(2023, 6, 30), "month"))
+    assert anchors.find(["wedding"]) == (date(2023, 5, 27), date(2023, 5, 27), "day")
+    anchors.tie("the weddings", (date(2023, 6, 3), date(2023, 6, 3), "day"))
+    assert anchors.find(["wedding's"]) == (date(2023, 6, 3), date(2023, 6, 3), "day")
 
 
 @pytest.mark.parametrize(
