@@ -24,9 +24,11 @@ _SLUG_PART = 32  # characters of one key part at most (a run of CJK text is one 
 _SENTENCE_END = re.compile(
     r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[?!])\s+|\n+|\s+[-–—]+\s+|;\s+"
     # in lower-case chat, a first or second person subject starts one too ("my bad. i hate
-    # flying"); other lower-case words are left to the parser, which reads a name better
-    # with the sentences around it ("my sister lena lives in porto. my brother mo …")
-    rf"|(?<=[.…])\s+(?=(?:(?:also|and|but|so|plus|oh|ok|btw)\s+)?{PERSONAL_START})"
+    # flying", "fri to sun. also heads up i'm moving"); other lower-case words are left to
+    # the parser, which reads a name better with the sentences around it ("my sister lena
+    # lives in porto. my brother mo …")
+    rf"|(?<=[.…])\s+(?=(?:(?:also|and|but|so|plus|oh|ok|btw|fyi|anyway|heads\s+up)[,:]?\s+)*"
+    rf"{PERSONAL_START})"
     # a request after a comma is a question of its own ("going to montreal end of aug, any
     # tips for making the place look lived in")
     r"|,\s+(?=any\s+(?:tips|ideas|recs|recommendations|suggestions|advice|thoughts)\b)"
@@ -181,6 +183,13 @@ _ITS_DAY = re.compile(
 _DAY_IS_WEEKDAY = re.compile(
     rf"(?i)\b(?P<day>birthday|bday|anniversary) is (?=(?:{'|'.join(sorted(WEEKDAYS))})\b)"
 )
+# "guess who signed up for her first tri": the speaker, news told as a riddle
+_GUESS_WHO = re.compile(r"(?i)^guess who(?P<be>['’]s| is)?\s+(?=\w)")
+# "the vegetarian era is over": a diet or a state given up
+_ERA_OVER = re.compile(
+    r"(?i)\b(?:the|my)\s+(?P<what>vegetarian|vegan|pescatarian|keto|sober|single)\s+"
+    r"(?:era|phase|days|life)\s+(?:is|are)\s+(?:over|done)\b"
+)
 # "rn" for "right now", in lower case and not after an article ("an rn" is a nurse)
 _CHAT_RIGHT_NOW = re.compile(r"(?<!\ban )(?<!\ba )\brn\b")
 # "r" for "are" between two words ("heights r fine", "we r going")
@@ -195,7 +204,9 @@ def tidy(sentence: str) -> str:
     "u"/"ur", "r", "rn", "bc" and days ("tmrw", "yday") spelled out; "'s" before "my",
     "her"… as "is" ("hale's my coach"); "it's dani's birthday friday" as "dani's birthday
     is on friday"; a diet written as one word ("gluten free" → "gluten-free"); "it's dogs
-    I'm allergic to" as "I'm allergic to dogs"."""
+    I'm allergic to" as "I'm allergic to dogs"; "the vegetarian era is over" as "I'm not
+    vegetarian anymore"; "guess who signed up for her first tri" as "I signed up for my
+    first tri"."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
@@ -217,6 +228,10 @@ def tidy(sentence: str) -> str:
     text = _IS_BEFORE_WHOSE.sub(" is", text)
     text = _CHAT_ARE.sub("are", text)
     text = _OWN_BODY_PART.sub(lambda m: f"my {m[1].lower()} is", text)
+    text = _ERA_OVER.sub(lambda m: f"I'm not {m['what'].lower()} anymore", text)
+    if guessed := _GUESS_WHO.match(text):
+        rest = re.sub(r"\b(?:her|his)\b", "my", text[guessed.end() :], count=1)
+        text = ("I'm " if guessed["be"] else "I ") + rest
     return _CLEFT.sub(_uncleft, text)
 
 

@@ -382,6 +382,32 @@ def test_negation_is_polarity_on_the_same_key_and_a_newer_no_longer_supersedes()
     assert (change.old, change.new) == (1, 2)
 
 
+@pytest.mark.parametrize(
+    "said",
+    ["honestly the vegetarian era is over lol. i'll eat chicken and fish now",
+     "my vegetarian phase is over"],
+)  # fmt: skip
+def test_a_diet_whose_era_is_over_is_given_up(said: str) -> None:
+    (now,) = [f for f in facts([("tom", said)]) if f.key == "constraint:diet"]
+    assert (now.fields["polarity"], now.fields["object"]) == ("negative", "vegetarian")
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "statement"),
+    [("guess who signed up for her first triathlon 😤", "experience:sign-triathlon",
+      "Maya Chen signed up for Maya Chen's first triathlon."),
+     ("guess who's moving to berlin", "identity:city", "Maya Chen is moving to Berlin.")],
+)  # fmt: skip
+def test_news_told_as_guess_who_is_the_speakers(said: str, key: str, statement: str) -> None:
+    assert [(f.key, f.statement) for f in facts([("maya", said)])] == [(key, statement)]
+
+
+def test_a_lower_case_sentence_opening_with_heads_up_and_a_subject_is_its_own() -> None:
+    said = "4 of us, fri to sun. also heads up i'm moving to lisbon in september, work transfer"
+    (moved,) = [f for f in facts([("maya", said)]) if f.key == "identity:city"]
+    assert moved.statement == "Maya Chen is moving to Lisbon in September 2025."
+
+
 def test_quitting_what_one_took_supersedes_the_habit_said_of_any_kind_of_it() -> None:
     (was,) = facts([("maya", "i drink like 4 big flat whites a day")])
     (now,) = facts([("maya", "ok i finally quit coffee completely!!")], START + timedelta(days=90))
