@@ -212,6 +212,15 @@ def _write(
     return BuildOutcome("built", session_id, entries, dict(dropped), extraction.fallback_reason)
 
 
+def next_queued_in_channel(conn: Conn, tenant_id: str, session_id: int) -> int | None:
+    """The session of the channel handed to the build queue after this one, not built yet:
+    the one that may be waiting for this build (sent again when it is done)."""
+    params = {"tenant_id": tenant_id, "session_id": session_id}
+    with tenant_scope(conn, tenant_id):
+        row = conn.execute(Q["next_queued_in_channel"], params).fetchone()
+    return None if row is None else int(row["id"])
+
+
 def _known_days(conn: Conn, row: dict[str, Any]) -> list[KnownDay]:
     """The days the channel's earlier sessions tied words to, oldest first: never another
     channel's, which this one's members may not have seen."""

@@ -43,7 +43,6 @@ class WorkerState:
 
 PROJECT_ACTOR = "project_read_models"
 RETRIES: dict[str, Any] = {"max_retries": 20, "min_backoff": 500, "max_backoff": 10_000}
-WAITING_DELAY_MS = 200  # a build waiting for its channel's earlier sessions tries again
 
 
 def register(
@@ -74,13 +73,13 @@ def register(
             raise
         if outcome.status == "busy":
             raise dramatiq.Retry(delay=1000)
-        if outcome.status == "waiting":  # sent again, however long the channel's queue
-            build.send_with_options(args=(tenant_id, session_id), delay=WAITING_DELAY_MS)
+        if outcome.status == "waiting":  # the build before it sends it again once done
             return
         drops = [(GATE_DROPS, (gate,), n) for gate, n in outcome.dropped.items()]
         s.metrics.add([(BUILDS, (outcome.status,), 1), *drops])
         if outcome.status == "built":
             enqueue_projection(build, tenant_id)
+        send_waiting(build, s, tenant_id, int(session_id))
         event = "session_build_failed" if outcome.status == "failed" else "session_built"
         (log.error if outcome.status == "failed" else log.info)(
             event,
@@ -133,6 +132,22 @@ def enqueue_projection(actor: dramatiq.Actor[..., None], tenant_id: str) -> None
         actor.broker.get_actor(PROJECT_ACTOR).send(tenant_id)
     except (redis.RedisError, dramatiq.errors.BrokerError) as exc:
         log.warning("projection_left_to_resync", tenant_id=tenant_id, error=str(exc))
+
+
+def send_waiting(
+    actor: dramatiq.Actor[[str, int], None], state: WorkerState, tenant_id: str, session_id: int
+) -> None:
+    """Send the build of the channel's next queued session, which waited for this one
+    (:func:`observations.builder.build_session`). With the queue down it is left to the
+    outbox's hand-over of builds whose message may be lost."""
+    with state.pool.connection() as conn:
+        waiting = builder.next_queued_in_channel(conn, tenant_id, session_id)
+    if waiting is None:
+        return
+    try:
+        actor.send(tenant_id, waiting)
+    except (redis.RedisError, dramatiq.errors.BrokerError) as exc:
+        log.warning("waiting_build_left_to_hand_over", tenant_id=tenant_id, error=str(exc))
 
 
 def enqueue_builds(

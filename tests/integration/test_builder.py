@@ -34,6 +34,7 @@ from observations.builder import (
     build_session,
     list_entries,
     load_session_input,
+    next_queued_in_channel,
     record_failure,
     sessions_to_build,
     waiting_builds,
@@ -307,15 +308,19 @@ def test_a_session_waits_for_its_channels_earlier_session_queued_to_build(conn: 
         replay(conn, tenant, [says(n, f"day {n} here", at + timedelta(days=day))], now=LATER)
     first, second, third = (s["id"] for s in list_sessions(conn, tenant))
     config = hash_config()
-    # the second handed to the build queue, the first not: only the third waits
+    # the second and third handed to the build queue, the first not: only the third waits
     conn.execute(
-        "UPDATE memory_sessions SET build_queued_at = %s WHERE tenant_id = %s AND id = %s",
-        [LATER, tenant, second],
+        "UPDATE memory_sessions SET build_queued_at = %s WHERE tenant_id = %s AND id = ANY(%s)",
+        [LATER, tenant, [second, third]],
     )
 
     assert build_session(conn, tenant, third, config, now=LATER).status == "waiting"
     assert build_session(conn, tenant, second, config, now=LATER).status == "built"
+    # the one waiting for it, which its worker sends again
+    assert next_queued_in_channel(conn, tenant, second) == third
+    assert next_queued_in_channel(conn, tenant, first) == third
     assert build_session(conn, tenant, third, config, now=LATER).status == "built"
+    assert next_queued_in_channel(conn, tenant, second) is None
     assert session_row(conn, tenant, first)["status"] == "closed"
 
 
