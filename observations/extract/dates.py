@@ -91,14 +91,14 @@ _THAN_BEFORE = re.compile(
     r"(?i)\s+than\s+(?:the|its|my|our|his|her|their)\s+"
     r"(?:original|old|first|planned|scheduled|previous|usual)\s+(?:date|day|time|plan)\b"
 )
-# where a noun phrase after "before"/"after" ends: a preposition, a conjunction, a verb of
-# being
 # a phrase that moves a date by an offset, after a verb of moving
-_MOVED_BY = re.compile(r"(?i)\b(?:earlier|later|sooner)\b")
+_MOVED_BY = re.compile(r"(?i)\b(?:earlier|later)\b")
 _MOVED = re.compile(
     r"(?i)\b(?:moved|pushed|bumped|rescheduled|changed|shifted|postponed|brought|delayed)"
     r"(?:\s+[\w'’]+){0,4}\s+$"
 )
+# where a noun phrase after "before"/"after" ends: a preposition, a conjunction, a verb of
+# being, a pronoun ("the day before the wedding at my aunt's", "… the interview i have")
 _NAMED_ENDS = frozenset(
     ("at", "in", "on", "for", "with", "and", "but", "so", "or", "to", "from", "by", "of",
      "which", "that", "who", "is", "was", "will", "when", "where", "because", "i", "we",
