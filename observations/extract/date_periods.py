@@ -69,14 +69,17 @@ def add_months(day: date, months: int) -> date:
     return date(year, month + 1, min(day.day, last))
 
 
+_DAYS = {"day": 1, "week": 7, "fortnight": 14}  # units of whole days
+
+
 def shift(period: Period, amount: int, unit: str) -> Period | None:
-    """``period`` moved by ``amount`` units (day, week, month, year): a day stays a day,
+    """``period`` moved by ``amount`` units (day, week, fortnight, month, year): a day stays a day,
     a month moved by months or years stays a month, a year moved by years stays a year;
     a shift finer than the period ("two days after March 2026") is ``None``."""
     start, _, granularity = period
     if granularity == "day":
-        if unit in ("day", "week"):
-            return day_range(start + timedelta(days=amount * (7 if unit == "week" else 1)))
+        if unit in _DAYS:
+            return day_range(start + timedelta(days=amount * _DAYS[unit]))
         return day_range(add_months(start, amount * (12 if unit == "year" else 1)))
     if granularity == "month" and unit in ("month", "year"):
         moved = add_months(start, amount * (12 if unit == "year" else 1))

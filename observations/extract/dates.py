@@ -66,13 +66,13 @@ _KEEP_PREPOSITION = re.compile(
     r"|between|into|like)\s+$"
 )
 _OFFSET = re.compile(
-    rf"(?i)(?:\b(?:the|a|one)\s+(?P<one>day)|\b{NUM}\s+(?P<unit>day|week|month|year)s?)"
+    rf"(?i)(?:\b(?:the|a|one)\s+(?P<one>day)|\b{NUM}\s+(?P<unit>day|week|fortnight|month|year)s?)"
     r"\s+(?P<dir>before|after|from)\s+$"
 )
 # a date counted from another date said before it ("the day before", "two days later",
 # "that weekend"); "before"/"after" not followed by what they are before or after
 _FROM_STATED = re.compile(
-    rf"(?i)\b(?:(?:the|a|one)\s+(?P<one>day|week)|{NUM}\s+(?P<unit>day|week|month|year)s?)"
+    rf"(?i)\b(?:(?:the|a|one)\s+(?P<one>day|week)|{NUM}\s+(?P<unit>day|week|fortnight|month|year)s?)"
     r"\s+(?P<dir>later|earlier|(?:before|after)"
     r"(?!\s+(?:the|a|an|my|our|his|her|their|your|this|that|i|we|you|he|she|they|it|\w+ing)\b))\b"
     r"|\bthe\s+(?:next|following)\s+(?P<next>day)\b|\bthat\s+(?P<that>weekend)\b"
@@ -81,7 +81,7 @@ _FROM_STATED = re.compile(
 # days after my surgery"), dated by what was said before (:class:`Anchors`)
 _FROM_NAMED = re.compile(
     rf"(?i)\b(?:(?:the|a|one)\s+(?P<one>day|night|evening|morning|week)"
-    rf"|{NUM}\s+(?P<unit>day|night|week|month|year)s?)"
+    rf"|{NUM}\s+(?P<unit>day|night|week|fortnight|month|year)s?)"
     r"\s+(?P<dir>before|after|ahead\s+of|prior\s+to)\s+"
     r"(?:the|my|our|his|her|their|your|[a-z]+['’]s)\s+(?P<named>[a-z][\w'’]*(?:\s+[a-z][\w'’]*){0,2})"
 )

@@ -190,9 +190,12 @@ _SCHOOLS = frozenset(
 
 
 def vehicle(f: Frame) -> Reading | None:
-    """A car: "I drive a Tesla", "I bought a new car"."""
+    """A car: "I drive a Tesla", "I bought a new car", "picked up a used golf"."""
     cars = f.kids("dobj")
-    if not cars or f.lemma not in ("drive", "own", "buy", "get", "lease", "have"):
+    picked_up = f.lemma == "pick" and any(w.lower == "up" for w in f.kids("prt"))
+    if not cars or (
+        f.lemma not in ("drive", "own", "buy", "get", "lease", "have") and not picked_up
+    ):
         return None
     car = cars[0]
     named = any(f.parsed.words[i].lower in CAR_NAMES for i in f.parsed.subtree(car.i))

@@ -183,6 +183,11 @@ _ITS_DAY = re.compile(
 _DAY_IS_WEEKDAY = re.compile(
     rf"(?i)\b(?P<day>birthday|bday|anniversary) is (?=(?:{'|'.join(sorted(WEEKDAYS))})\b)"
 )
+# a secret given: "password is my birthday, 0412", "my pin's 4432"
+_SECRET = re.compile(
+    r"(?i)\b(?:password|passcode|pass code|passphrase|pin(?: code| number)?|cvv|cvc"
+    r"|security code|login)(?:['’]s|\s+(?:is|was|=)|\s*[:=])"
+)
 # "guess who signed up for her first tri": the speaker, news told as a riddle
 _GUESS_WHO = re.compile(r"(?i)^guess who(?P<be>['’]s| is)?\s+(?=\w)")
 # "the vegetarian era is over": a diet or a state given up
@@ -258,6 +263,11 @@ def _apostrophe(m: re.Match[str]) -> str:
 def _uncleft(m: re.Match[str]) -> str:
     thing = m["thing"].lower() if m["thing"].isupper() else m["thing"]
     return f"{m['me']} {m['state']} {thing}"
+
+
+def gives_secret(sentence: str) -> bool:
+    """Whether the sentence gives a password, a PIN or a card's code: memory keeps none."""
+    return _SECRET.search(sentence) is not None
 
 
 def words(text: str) -> list[str]:

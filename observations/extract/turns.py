@@ -15,6 +15,7 @@ from observations.extract.text import (
     PERSONAL_START,
     caption_of,
     content_words,
+    gives_secret,
     is_question,
     names,
     right_first,
@@ -76,7 +77,7 @@ class Turn:
         pieces = [p for s in split_sentences(right_first(self.text)) for p in untag_first(s)]
         for index, raw in enumerate(pieces):
             text = tidy(strip_vocative(strip_filler(raw), self.addressee))
-            if not text:
+            if not text or gives_secret(text):  # a secret is neither a fact nor a record
                 continue
             dates = find_dates(text, self.event.occurred_at, stated=stated, anchors=self.anchors)
             self.anchors.tie_dates(text, dates)

@@ -402,6 +402,19 @@ def test_news_told_as_guess_who_is_the_speakers(said: str, key: str, statement: 
     assert [(f.key, f.statement) for f in facts([("maya", said)])] == [(key, statement)]
 
 
+@pytest.mark.parametrize(
+    "said",
+    ["can u pull the totals out of my statement? password is my birthday lol, 0412",
+     "my pin's 4432 btw", "the wifi password: hunter2", "cvv is 123"],
+)  # fmt: skip
+def test_a_secret_given_is_kept_in_no_entry(said: str) -> None:
+    events = [SessionEvent(1, 1, "user", "maya", "Maya Chen", said, START)]
+    session = SessionInput("t", 1, "chat", START, START, events)
+    kept = " ".join(i.statement for i in HeuristicExtractor().extract(session).items)
+    assert not any(secret in kept for secret in ("0412", "4432", "hunter2", "123"))
+    assert not any(f.key == "identity:birthday" for f in facts([("maya", said)]))
+
+
 def test_a_lower_case_sentence_opening_with_heads_up_and_a_subject_is_its_own() -> None:
     said = "4 of us, fri to sun. also heads up i'm moving to lisbon in september, work transfer"
     (moved,) = [f for f in facts([("maya", said)]) if f.key == "identity:city"]
@@ -426,6 +439,11 @@ def test_quitting_what_one_took_supersedes_the_habit_said_of_any_kind_of_it() ->
         ("my insurance is Cigna", "my insurance changed to aetna", "identity:insurance"),
         ("i drive a corolla", "just bought a tesla model 3", "identity:car"),
         ("my corolla broke down AGAIN lol", "took the new outback up to tahoe", "identity:car"),
+        (
+            "my corolla is making a horrible noise",
+            "the corolla died so i picked up a used golf on saturday",
+            "identity:car",
+        ),
         ("I'm a nurse.", "I work as a paramedic now.", "identity:occupation"),
     ],
 )
