@@ -15,7 +15,8 @@ request and its tool calls carry become named slots:
   anything else with a digit in it (ids, numbers, codes): ``{id}`` or ``{number}``.
 
 A call's argument keeps its value only when the value is a plain constant of the
-procedure (a short lowercase word or a flag: ``to="docx"``, ``provider="google"``); a
+procedure (a short lowercase word or a flag: ``to="docx"``, ``provider="google"``) and
+the argument is no credential (``password``, ``pin``, ``token``, ``api_key``…); a
 number, a name, a date, anything long, or anything said in the conversation ("aisle",
 which the user prefers) is the argument's slot. A
 tool's error is its message as text (``{"ok": false, "error": "403: …"}`` → "403: …"),
@@ -185,9 +186,17 @@ def _argument(key: str, value: Any, said: str) -> Any:
         return {k: _argument(k, v, said) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_argument(key, v, said) for v in value]
-    if isinstance(value, str) and _CONSTANT.match(value) and not _said(value, said):
+    secret = _SECRET_ARGUMENT.search(key) is not None
+    if isinstance(value, str) and _CONSTANT.match(value) and not secret and not _said(value, said):
         return value
     return "{" + slot_name(key) + "}"
+
+
+# an argument whose value is a credential, whatever it looks like
+_SECRET_ARGUMENT = re.compile(
+    r"(?i)(?<![a-z])(?:pass(?:word|code|phrase)?|pin|cvv|cvc)(?![a-z])"
+    r"|secret|token|api_?key|credential"
+)
 
 
 def _said(value: str, said: str) -> bool:

@@ -89,6 +89,16 @@ def test_only_constants_of_the_procedure_keep_their_value() -> None:
     }
 
 
+def test_a_credential_argument_is_a_slot_however_plain_its_value() -> None:
+    args = {"password": "hunter", "pin": "abcd", "api_key": "live", "passengers": "two"}
+    assert generalize_args(args, "") == {
+        "password": "{password}",
+        "pin": "{pin}",
+        "api_key": "{api_key}",
+        "passengers": "two",
+    }
+
+
 @pytest.mark.parametrize(
     ("content", "text"),
     [
