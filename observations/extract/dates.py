@@ -266,12 +266,17 @@ class Anchors:
             self.own[word] = period[0]
 
     def tie_dates(self, text: str, dates: Sequence[ResolvedDate]) -> None:
-        """Tie each day found in ``text`` to the other words of its clause."""
+        """Tie each day found in ``text`` to the other words of its clause, or of the
+        clause before when its own has none ("the conference in brisbane, it's on july
+        14th")."""
+        clauses = [c.span() for c in _CLAUSE.finditer(text) if c.end() - c.start() > 1]
         for found in dates:
             start, end = found.span
-            around = (c.span() for c in _CLAUSE.finditer(text) if c.start() <= start < c.end())
-            first, last = next(around, (0, len(text)))
+            at = next((n for n, (a, b) in enumerate(clauses) if a <= start < b), None)
+            first, last = clauses[at] if at is not None else (0, len(text))
             words = text[first:start] + " " + text[end:last]
+            if not _anchor_words(words) and at:
+                words = text[slice(*clauses[at - 1])]
             self.tie(words, (found.start, found.end, found.granularity))
 
     def find(self, words: list[str]) -> Period | None:

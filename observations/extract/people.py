@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from observations.extract.analysis import known_adjective, known_verb
 from observations.extract.base import SessionEvent
 from observations.extract.text import PERSONAL_START
 
@@ -103,12 +104,27 @@ def _named(cast: Cast, event: SessionEvent, text: str) -> Iterable[Person | None
         yield cast.nickname(leading.group(1))
     elif leading and _UNMARKED.match(text, leading.end()):
         yield cast.find(leading.group(1))  # no short form: "and we…" names no Andrew
+    elif leading and (told := cast.find(leading.group(1))) and tells(told, text[leading.end() :]):
+        yield told
     trailing = _TRAILING.search(text)
     if trailing:
         yield cast.nickname(trailing.group(1))
     reply = event.metadata.get("reply_to_actor_id")
     if isinstance(reply, str):
         yield cast.people.get(reply)
+
+
+def tells(person: Person, rest: str) -> bool:
+    """Whether ``rest``, said right after the assistant ``person``'s name without a comma,
+    is what the assistant is told: a request ("put champagne on the list", "remind me…")
+    or news of one's own ("my landlord still…"); the assistant is never its subject."""
+    word = rest.split(maxsplit=1)[0].lower() if rest.strip() else ""
+    return person.assistant and (
+        word in _OWN_NEWS or (known_verb(word) and not known_adjective(word))
+    )
+
+
+_OWN_NEWS = frozenset(("my", "our", "pls", "please", "plz"))
 
 
 def addressees(

@@ -59,6 +59,7 @@ from observations.extract.vocabulary import (
     FOODS,
     GETTING,
     JOBS,
+    LANGUAGES,
     LIKE,
     ROLES,
     SETTINGS,
@@ -227,18 +228,39 @@ def _given_name(f: Frame, noun: int) -> str | None:
 
 
 def skill(f: Frame) -> Reading | None:
-    """A skill: "I know Rust", "I speak French", "I can swim", "I've been painting for years"."""
+    """A skill: "I know Rust", "I speak French", "I'm learning italian", "I can swim",
+    "I've been painting for years"; a language given up ("gave up on spanish", "quit
+    spanish") is the same key said the other way."""
+    dropped = _language_given_up(f)
+    if dropped is not None:
+        return Reading("skill", noun_topic(f.parsed, dropped.i), dropped.i, "learn", 0.75, True)
     if f.lemma in ("know", "speak", "learn") and not f.negative:
         how = f.xcomp()
         if how is not None:
             return _reading(f, "skill", skill_topic(f.parsed, how.i), how.i, 0.75)
-        things = [o for o in f.kids("dobj") if o.pos in ("PROPN", "NOUN") and o.lemma not in VAGUE]
+        things = [
+            o for o in f.kids("dobj")
+            if (o.pos in ("PROPN", "NOUN") or o.lower in LANGUAGES) and o.lemma not in VAGUE
+        ]  # fmt: skip
         if things and (f.lemma != "know" or things[0].pos == "PROPN"):
             return _reading(f, "skill", noun_topic(f.parsed, things[0].i), things[0].i, 0.75)
     practised = any(p.lemma in ("year", "decade") for p in f.preps("for"))
     if f.head.tag == "VBG" and any(k.lower == "been" for k in f.kids("aux")) and practised:
         return _reading(f, "skill", activity_topic(f.parsed, f.head.i), None, 0.75)
     return None
+
+
+def _language_given_up(f: Frame) -> Word | None:
+    """The language of "gave up on spanish", "quit spanish", "stopped learning spanish"."""
+    up = any(k.lower == "up" for k in f.kids("prt"))
+    if f.lemma == "give" and up:
+        found = f.preps("on") or f.kids("dobj")
+    elif f.lemma in _QUITTING or f.lemma == "drop":
+        learning = [k for k in f.kids("xcomp") if k.lemma == "learn"]
+        found = f.kids("dobj", of=learning[0].i) if learning else f.kids("dobj")
+    else:
+        return None
+    return next((w for w in found if w.lower in LANGUAGES), None)
 
 
 def constraint(f: Frame) -> Reading | None:

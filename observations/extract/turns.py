@@ -9,7 +9,7 @@ from functools import cached_property, lru_cache
 from observations.extract.analysis import known_adjective, known_verb
 from observations.extract.base import SessionEvent, SessionInput
 from observations.extract.dates import Anchors, ResolvedDate, apply_dates, find_dates
-from observations.extract.people import Cast, Person, addressees
+from observations.extract.people import Cast, Person, addressees, tells
 from observations.extract.rewrite import rewrite_persons
 from observations.extract.text import (
     PERSONAL_START,
@@ -76,7 +76,7 @@ class Turn:
         stated = None  # the last date said so far in the turn ("… the day before")
         pieces = [p for s in split_sentences(right_first(self.text)) for p in untag_first(s)]
         for index, raw in enumerate(pieces):
-            text = tidy(strip_vocative(strip_filler(raw), self.addressee))
+            text = tidy(strip_vocative(strip_filler(raw), self.to))
             if not text or gives_secret(text):  # a secret is neither a fact nor a record
                 continue
             dates = find_dates(text, self.event.occurred_at, stated=stated, anchors=self.anchors)
@@ -96,13 +96,25 @@ class Turn:
         return tuple(found)
 
 
-def strip_vocative(sentence: str, addressee: str | None) -> str:
-    """Drop a leading or trailing form of address ("Mel, …", "…, Caroline!")."""
-    if not addressee or not sentence:
+def strip_vocative(sentence: str, to: Person | None) -> str:
+    """Drop a leading or trailing form of address ("Mel, …", "…, Caroline!"); before a
+    request to the assistant without the comma too ("kit put champagne on the list", "kit
+    my landlord still hasn't…": the assistant is told, never the one who did it)."""
+    if to is None or not sentence:
         return sentence
-    leading, trailing = _vocatives(addressee)
+    leading, trailing = _vocatives(to.name)
     sentence = trailing.sub("", leading.sub("", sentence)).strip()
+    told = _NAME_FIRST.match(sentence)
+    if told and told["name"].lower() in _called(to) and tells(to, sentence[told.end() :]):
+        sentence = sentence[told.end() :]
     return sentence[:1].upper() + sentence[1:]
+
+
+_NAME_FIRST = re.compile(r"(?P<name>[\w'’-]+)\s+")
+
+
+def _called(person: Person) -> tuple[str, str]:
+    return person.name.lower(), person.first_name.lower()
 
 
 @lru_cache(maxsize=256)

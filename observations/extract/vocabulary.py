@@ -160,6 +160,13 @@ FAMILY = words(
     """mom mum mama dad papa grandma grandpa granny nana hubby landlord landlady boss
     roommate flatmate housemate"""
 )
+# languages, which the tagger reads as adjectives ("learning italian")
+LANGUAGES = words(
+    """english spanish french german italian portuguese dutch swedish norwegian danish
+    finnish polish czech hungarian romanian greek turkish russian ukrainian hebrew arabic
+    persian farsi hindi urdu bengali punjabi tamil japanese korean mandarin cantonese
+    chinese vietnamese thai indonesian tagalog swahili catalan basque irish welsh latin asl"""
+)
 GOAL_NOUNS = words("goal dream plan aim ambition hope mission resolution wish")
 FAVORITE = words("favorite favourite preferred fave fav go-to")
 WANT = words("want wanna wan plan hope intend aim aspire dream wish")

@@ -421,6 +421,20 @@ def test_a_lower_case_sentence_opening_with_heads_up_and_a_subject_is_its_own() 
     assert moved.statement == "Maya Chen is moving to Lisbon in September 2025."
 
 
+@pytest.mark.parametrize(
+    "dropped", ["also i gave up on spanish, doing italian now", "i quit spanish",
+                "i stopped learning spanish"],
+)  # fmt: skip
+def test_a_language_given_up_supersedes_learning_it(dropped: str) -> None:
+    (was,) = facts([("tom", "i'm learning spanish on duolingo")])
+    (now,) = [f for f in facts([("tom", dropped)], START + timedelta(days=30))
+              if f.key == "skill:spanish"]  # fmt: skip
+    assert was.key == "skill:spanish" and now.fields["polarity"] == "negative"
+    (change,) = plan_supersede([_entry(1, was), _entry(2, now)])
+    assert (change.old, change.new) == (1, 2)
+    assert [f.key for f in facts([("tom", "i'm learning italian now")])] == ["skill:italian"]
+
+
 def test_quitting_what_one_took_supersedes_the_habit_said_of_any_kind_of_it() -> None:
     (was,) = facts([("maya", "i drink like 4 big flat whites a day")])
     (now,) = facts([("maya", "ok i finally quit coffee completely!!")], START + timedelta(days=90))

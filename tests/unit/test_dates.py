@@ -362,6 +362,14 @@ def test_a_date_moved_from_its_own_day_counts_from_the_day_said_for_the_thing_mo
     assert find_dates(moved, MONDAY) == ()  # nothing tied: left as written
 
 
+def test_a_day_whose_clause_names_nothing_ties_the_clause_before() -> None:
+    anchors = Anchors()
+    said = "work is sending me to the conference in brisbane, it's on july 14th"
+    anchors.tie_dates(said, find_dates(said, MONDAY))
+    (found,) = find_dates("i'll fly up the day before the conference", MONDAY, anchors=anchors)
+    assert found.label == "13 July 2023"
+
+
 def test_only_a_day_ties_words_and_the_latest_tie_wins() -> None:
     anchors = Anchors()
     anchors.tie("the wedding", (date(2023, 5, 27), date(2023, 5, 27), "day"))

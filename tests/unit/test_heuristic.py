@@ -20,6 +20,7 @@ from observations.extract.base import (
     SessionInput,
 )
 from observations.extract.heuristic import HeuristicExtractor
+from observations.extract.people import Person
 from observations.extract.turns import strip_vocative
 from observations.gates import apply_gates
 from tests.examples import examples
@@ -472,9 +473,14 @@ def test_every_item_has_provenance_within_the_session(
         ("mel you were right", "Melanie", "You were right"),
         ("melanie is coming too", "Melanie", "Melanie is coming too"),  # the subject stays
         ("That was great, Melanie!", "Melanie", "That was great!"),
+        ("melanie put the kettle on", "Melanie", "Melanie put the kettle on"),  # a member did
+        ("kit put champagne on the shopping list", "kit", "Put champagne on the shopping list"),
+        ("kit my landlord still hasnt fixed it", "kit", "My landlord still hasnt fixed it"),
+        ("kit went quiet", "kit", "Kit went quiet"),  # not a request
     ],
 )
 def test_a_form_of_address_is_no_part_of_what_was_said(
     sentence: str, addressee: str, stripped: str
 ) -> None:
-    assert strip_vocative(sentence, addressee) == stripped
+    to = Person(addressee.lower(), addressee, assistant=addressee == "kit")
+    assert strip_vocative(sentence, to) == stripped

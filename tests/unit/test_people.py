@@ -88,6 +88,21 @@ def test_in_a_group_a_turn_addresses_the_member_it_names_or_mentions(text: str, 
     assert addressed(lines)[-1] == meant
 
 
+def test_a_request_after_the_assistants_name_addresses_it_and_makes_it_no_subject() -> None:
+    lines: list[Line] = [
+        ("maya", "atlas put champagne on the list, tom just got engaged"),
+        ("tom", "lol yes"),
+        ("atlas", "Congratulations!"),
+        ("maya", "atlas my landlord still hasnt fixed the heating"),
+    ]
+    assert [addressed(lines)[0], addressed(lines)[3]] == ["atlas", "atlas"]
+    assert all(f.owner_id != "atlas" for f in facts(lines))
+    landlord = [f for f in facts(lines) if "landlord" in f.statement]
+    assert [f.statement for f in landlord] == [
+        "Maya Chen's landlord still hasn't fixed the heating."
+    ]
+
+
 def test_a_reply_addresses_the_author_of_the_message_it_replies_to() -> None:
     lines: list[Line] = [
         ("tom", "hi all"),
