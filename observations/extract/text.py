@@ -186,7 +186,7 @@ _DAY_IS_WEEKDAY = re.compile(
 # a secret given: "password is my birthday, 0412", "my pin's 4432"
 _SECRET = re.compile(
     r"(?i)\b(?:password|passcode|pass code|passphrase|pin(?: code| number)?|cvv|cvc"
-    r"|security code|login)(?:['’]s|\s+(?:is|was|=)|\s*[:=])"
+    r"|security code)(?:['’]s|\s+(?:is|was|=)|\s*[:=])"
 )
 # "guess who signed up for her first tri": the speaker, news told as a riddle
 _GUESS_WHO = re.compile(r"(?i)^guess who(?P<be>['’]s| is)?\s+(?=\w)")
