@@ -95,18 +95,24 @@ class BuildOutcome:
 
 
 def build_session(
-    conn: Conn, tenant_id: str, session_id: int, config: BuildConfig, *, now: datetime
+    conn: Conn,
+    tenant_id: str,
+    session_id: int,
+    config: BuildConfig,
+    *,
+    now: datetime,
+    in_order: bool = True,
 ) -> BuildOutcome:
     """Extract, gate, embed and store one closed session; mark it built.
 
     The session is read in one transaction and its entries written in another; extraction
     and embedding (an LLM call may take minutes) run between them, holding no lock and
     no transaction open. A session-level advisory lock keeps a second builder of the same
-    session out meanwhile: it gets ``busy``. A session whose channel has an earlier session
-    handed to the build queue and not built yet gets ``waiting``: a channel's sessions are
-    built in order, each counting from the days the ones before it said ("two days before
-    the wedding"). (Called inside a caller's transaction, the two become savepoints of
-    it.)"""
+    session out meanwhile: it gets ``busy``. With ``in_order``, a session whose channel has
+    an earlier session handed to the build queue and not built yet gets ``waiting``: a
+    channel's sessions are built in order, each counting from the days the ones before it
+    said ("two days before the wedding"). (Called inside a caller's transaction, the two
+    become savepoints of it.)"""
     key = {"tenant_id": tenant_id, "session_id": session_id}
     with tenant_scope(conn, tenant_id):
         row = conn.execute(Q["session_exists_row"], key).fetchone()
@@ -114,7 +120,10 @@ def build_session(
             raise SessionNotFound(tenant_id=tenant_id, session_id=session_id)
         if row["status"] == "open":
             raise SessionNotClosed(tenant_id=tenant_id, session_id=session_id)
-        if conn.execute(Q["earlier_build_queued"], {**key, **_channel_start(row)}).fetchone():
+        if (
+            in_order
+            and conn.execute(Q["earlier_build_queued"], {**key, **_channel_start(row)}).fetchone()
+        ):
             return BuildOutcome("waiting", session_id)
         claim = conn.execute(Q["claim_build"], key).fetchone()
         if not (claim and claim["claimed"]):
@@ -210,15 +219,6 @@ def _write(
         },
     )
     return BuildOutcome("built", session_id, entries, dict(dropped), extraction.fallback_reason)
-
-
-def next_queued_in_channel(conn: Conn, tenant_id: str, session_id: int) -> int | None:
-    """The session of the channel handed to the build queue after this one, not built yet:
-    the one that may be waiting for this build (sent again when it is done)."""
-    params = {"tenant_id": tenant_id, "session_id": session_id}
-    with tenant_scope(conn, tenant_id):
-        row = conn.execute(Q["next_queued_in_channel"], params).fetchone()
-    return None if row is None else int(row["id"])
 
 
 def _known_days(conn: Conn, row: dict[str, Any]) -> list[KnownDay]:
@@ -453,6 +453,7 @@ def build_or_record_failure(
     *,
     now: datetime,
     backoff: timedelta,
+    in_order: bool = True,
 ) -> BuildOutcome:
     """Build one closed session, or record on it why the build failed (status ``failed``):
     any extractor, embedder or database failure keeps the events and leaves the session
@@ -462,7 +463,7 @@ def build_or_record_failure(
     :class:`SessionNotFound` / :class:`SessionNotClosed`: there is nothing to build."""
     with connection() as conn:
         try:
-            return build_session(conn, tenant_id, session_id, config, now=now)
+            return build_session(conn, tenant_id, session_id, config, now=now, in_order=in_order)
         except (SessionNotFound, SessionNotClosed):
             raise
         except Exception as exc:

@@ -31,18 +31,6 @@ SELECT 1 FROM memory_sessions
    AND id <> %(session_id)s
  LIMIT 1;
 
--- name: next_queued_in_channel
-SELECT n.id
-  FROM memory_sessions s
- CROSS JOIN LATERAL (
-       SELECT id FROM memory_sessions n
-        WHERE n.tenant_id = s.tenant_id AND n.channel_id = s.channel_id
-          AND n.started_at > s.started_at AND n.status = 'closed'
-          AND n.build_queued_at IS NOT NULL
-        ORDER BY n.started_at
-        LIMIT 1) AS n
- WHERE s.tenant_id = %(tenant_id)s AND s.id = %(session_id)s;
-
 -- name: known_days
 -- The days the channel's earlier sessions tied words to (their summaries' "days": what
 -- "two days before the wedding" counts from), from the latest 50 sessions, oldest first.

@@ -43,6 +43,10 @@ class WorkerState:
 
 PROJECT_ACTOR = "project_read_models"
 RETRIES: dict[str, Any] = {"max_retries": 20, "min_backoff": 500, "max_backoff": 10_000}
+# a build waiting for an earlier session of its channel is sent again this much later, at
+# most this many times (10 s); then it is built anyway (that one's message may be lost)
+WAIT_MS = 200
+WAITS_FOR_EARLIER = 50
 
 
 def register(
@@ -58,28 +62,32 @@ def register(
             raise MemledgerError("this broker's actors only send: no worker state was given")
         return state
 
-    def build_session(tenant_id: str, session_id: int) -> None:
-        """Build one closed session; a failure is recorded on the session for the sweep."""
+    def build_session(tenant_id: str, session_id: int, waited: int = 0) -> None:
+        """Build one closed session; a failure is recorded on the session for the sweep.
+        One that must wait for an earlier session of its channel is sent again
+        (``waited`` times so far), and built anyway once it has waited long enough."""
         check_id(tenant_id, "tenant_id")
         s = worker_state()
         backoff = timedelta(seconds=s.settings.build_backoff_seconds)
         try:
             outcome = builder.build_or_record_failure(
                 s.pool.connection, tenant_id, int(session_id), s.config, now=wall_clock(),
-                backoff=backoff,
+                backoff=backoff, in_order=waited < WAITS_FOR_EARLIER,
             )  # fmt: skip
         except (SessionNotFound, builder.SessionNotClosed):
             s.metrics.add([(BUILDS, ("skipped",), 1)])
             raise
         if outcome.status == "busy":
             raise dramatiq.Retry(delay=1000)
-        if outcome.status == "waiting":  # the build before it sends it again once done
+        if outcome.status == "waiting":  # sent again later, the thread free meanwhile
+            build.send_with_options(
+                args=(tenant_id, session_id), kwargs={"waited": waited + 1}, delay=WAIT_MS
+            )
             return
         drops = [(GATE_DROPS, (gate,), n) for gate, n in outcome.dropped.items()]
         s.metrics.add([(BUILDS, (outcome.status,), 1), *drops])
         if outcome.status == "built":
             enqueue_projection(build, tenant_id)
-        send_waiting(build, s, tenant_id, int(session_id))
         event = "session_build_failed" if outcome.status == "failed" else "session_built"
         (log.error if outcome.status == "failed" else log.info)(
             event,
@@ -132,22 +140,6 @@ def enqueue_projection(actor: dramatiq.Actor[..., None], tenant_id: str) -> None
         actor.broker.get_actor(PROJECT_ACTOR).send(tenant_id)
     except (redis.RedisError, dramatiq.errors.BrokerError) as exc:
         log.warning("projection_left_to_resync", tenant_id=tenant_id, error=str(exc))
-
-
-def send_waiting(
-    actor: dramatiq.Actor[[str, int], None], state: WorkerState, tenant_id: str, session_id: int
-) -> None:
-    """Send the build of the channel's next queued session, which waited for this one
-    (:func:`observations.builder.build_session`). With the queue down it is left to the
-    outbox's hand-over of builds whose message may be lost."""
-    with state.pool.connection() as conn:
-        waiting = builder.next_queued_in_channel(conn, tenant_id, session_id)
-    if waiting is None:
-        return
-    try:
-        actor.send(tenant_id, waiting)
-    except (redis.RedisError, dramatiq.errors.BrokerError) as exc:
-        log.warning("waiting_build_left_to_hand_over", tenant_id=tenant_id, error=str(exc))
 
 
 def enqueue_builds(

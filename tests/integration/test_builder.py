@@ -34,7 +34,6 @@ from observations.builder import (
     build_session,
     list_entries,
     load_session_input,
-    next_queued_in_channel,
     record_failure,
     sessions_to_build,
     waiting_builds,
@@ -316,12 +315,19 @@ def test_a_session_waits_for_its_channels_earlier_session_queued_to_build(conn: 
 
     assert build_session(conn, tenant, third, config, now=LATER).status == "waiting"
     assert build_session(conn, tenant, second, config, now=LATER).status == "built"
-    # the one waiting for it, which its worker sends again
-    assert next_queued_in_channel(conn, tenant, second) == third
-    assert next_queued_in_channel(conn, tenant, first) == third
     assert build_session(conn, tenant, third, config, now=LATER).status == "built"
-    assert next_queued_in_channel(conn, tenant, second) is None
     assert session_row(conn, tenant, first)["status"] == "closed"
+    # out of order when asked (a worker that waited long enough)
+    replay(conn, tenant, [says(9, "day 9 here", at + timedelta(days=3))], now=LATER)
+    conn.execute(
+        "UPDATE memory_sessions SET build_queued_at = %s, status = 'closed'"
+        " WHERE tenant_id = %s AND id = %s",
+        [LATER, tenant, third],
+    )
+    fourth = max(s["id"] for s in list_sessions(conn, tenant))
+    assert build_session(conn, tenant, fourth, config, now=LATER).status == "waiting"
+    out_of_order = build_session(conn, tenant, fourth, config, now=LATER, in_order=False)
+    assert out_of_order.status == "built"
 
 
 def test_built_session_records_version_and_gate_statistics(conn: Conn) -> None:
