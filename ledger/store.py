@@ -120,6 +120,7 @@ class _Batch:
     events: list[EventIn]
     columns: dict[str, list[Any]]
     encoded: dict[str, Encoded]
+    channels: Encoded  # the batch's channels, once each: whose open sessions to read
     now: datetime
 
     @classmethod
@@ -129,8 +130,9 @@ class _Batch:
         parsed = parse_events(events, now=now, limits=limits)
         # the columns too, dumped, before the ledger lock: little is left to do under it
         columns = _columns(parsed)
-        channels = list(dict.fromkeys(columns["channel_ids"]))
-        return cls(parsed, columns, encode({**columns, "open_channels": channels}), now)
+        encoded = encode({**columns, "channels": list(dict.fromkeys(columns["channel_ids"]))})
+        channels = encoded.pop("channels")
+        return cls(parsed, columns, encoded, channels, now)
 
 
 def _store(
@@ -144,7 +146,7 @@ def _store(
     the database, before their results are awaited."""
     parsed = batch.events
     with conn.pipeline(), tenant_scope(conn, tenant_id):
-        stored, open_rows = _read_state(conn, tenant_id, batch.encoded)
+        stored, open_rows = _read_state(conn, tenant_id, batch)
         fresh, dup = _split_duplicates(parsed, stored)
         plan = _plan(parsed, fresh, {r["channel_id"]: r for r in open_rows}, gap)
         created = _write(conn, tenant_id, batch, plan)
@@ -174,16 +176,16 @@ def _columns(events: list[EventIn]) -> dict[str, list[Any]]:
 
 
 def _read_state(
-    conn: Conn, tenant_id: str, encoded: Mapping[str, Encoded]
+    conn: Conn, tenant_id: str, batch: _Batch
 ) -> tuple[set[tuple[str, str]], list[dict[str, Any]]]:
     """Under the ledger lock, in one round trip: the batch's (channel, external id) pairs
     already stored, and the open sessions of its channels (locked for update)."""
-    keys = {k: encoded[k] for k in ("channel_ids", "external_ids")}
+    keys = {k: batch.encoded[k] for k in ("channel_ids", "external_ids")}
     conn.execute(Q["lock_ledger"], {"key": LEDGER_LOCK})
     existing = conn.execute(Q["existing_external_ids"], {"tenant_id": tenant_id, **keys})
     sessions = conn.execute(
         Q["open_sessions_for_update"],
-        {"tenant_id": tenant_id, "channel_ids": encoded["open_channels"]},
+        {"tenant_id": tenant_id, "channel_ids": batch.channels},
     )
     stored = {(r["channel_id"], r["external_id"]) for r in existing.fetchall()}
     return stored, sessions.fetchall()

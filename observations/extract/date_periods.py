@@ -69,7 +69,7 @@ def add_months(day: date, months: int) -> date:
     return date(year, month + 1, min(day.day, last))
 
 
-_DAYS = {"day": 1, "week": 7, "fortnight": 14}  # units of whole days
+DAYS_IN = {"week": 7, "fortnight": 14}  # units of several whole days
 
 
 def shift(period: Period, amount: int, unit: str) -> Period | None:
@@ -78,8 +78,8 @@ def shift(period: Period, amount: int, unit: str) -> Period | None:
     a shift finer than the period ("two days after March 2026") is ``None``."""
     start, _, granularity = period
     if granularity == "day":
-        if unit in _DAYS:
-            return day_range(start + timedelta(days=amount * _DAYS[unit]))
+        if unit == "day" or unit in DAYS_IN:
+            return day_range(start + timedelta(days=amount * DAYS_IN.get(unit, 1)))
         return day_range(add_months(start, amount * (12 if unit == "year" else 1)))
     if granularity == "month" and unit in ("month", "year"):
         moved = add_months(start, amount * (12 if unit == "year" else 1))

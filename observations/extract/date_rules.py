@@ -23,6 +23,7 @@ from datetime import date, timedelta
 from observations.extract import date_library
 from observations.extract.date_library import MovesWith
 from observations.extract.date_periods import (
+    DAYS_IN,
     SEASON_START,
     Period,
     day_range,
@@ -88,7 +89,6 @@ _THE = re.compile(r"(?i)\bthe\s+$")
 
 _MOVES_WITH: dict[str, MovesWith] = {"day": "day", "week": "day", "fortnight": "day"}
 _MOVES_WITH.update({"month": "month", "year": "year", "decade": "year"})
-_DAYS_IN = {"week": 7, "fortnight": 14}  # units counted in whole days from the anchor
 
 
 def _library(
@@ -118,8 +118,8 @@ def _as_is(m: re.Match[str], ctx: Context) -> Period | None:
 
 def _ago(m: re.Match[str], ctx: Context) -> Period | None:
     unit = m["unit"].lower()
-    if unit in _DAYS_IN:
-        return _whole_days(-number(m["n"]) * _DAYS_IN[unit], ctx)
+    if unit in DAYS_IN:  # counted in whole days from the anchor
+        return _whole_days(-number(m["n"]) * DAYS_IN[unit], ctx)
     return _library(f"{number(m['n'])} {unit} ago", ctx, moves_with=_MOVES_WITH[unit])
 
 
@@ -138,8 +138,8 @@ def _years_ago_this(m: re.Match[str], ctx: Context) -> Period | None:
 
 def _ahead(m: re.Match[str], ctx: Context) -> Period | None:
     unit = m["unit"].lower()
-    if unit in _DAYS_IN:
-        return _whole_days(number(m["n"]) * _DAYS_IN[unit], ctx)
+    if unit in DAYS_IN:
+        return _whole_days(number(m["n"]) * DAYS_IN[unit], ctx)
     return _library(f"in {number(m['n'])} {unit}", ctx, moves_with=_MOVES_WITH[unit])
 
 

@@ -389,8 +389,10 @@ def _counted_from_stated(
         earlier = [d for d in chosen if d.span[1] <= start]
         base = earlier[-1] if earlier else stated
         than = _THAN_BEFORE.match(text, end) if match["dir"] else None
-        own = anchors.find(content_words(text[:start])[::-1]) if anchors else None
-        if (than or base is None) and own is not None:
+        own = None
+        if anchors is not None and (than or base is None):
+            own = anchors.find(content_words(text[:start])[::-1])
+        if own is not None:
             period = _from(match, own)
             end = than.end() if than else end
         elif base is not None:

@@ -143,9 +143,10 @@ def build_turns(session: SessionInput) -> tuple[Turn, ...]:
     turns: list[Turn] = []
     for n, (event, (text, caption)) in enumerate(zip(events, captioned, strict=True)):
         typed = names.sub(_capitalised, text) if names else text
-        turns.append(Turn(event, to[n], typed, caption, anchors.copy()))
-        if turns[-1].sentences:  # read in order: a later turn counts from this one's days
-            anchors = turns[-1].anchors
+        turn = Turn(event, to[n], typed, caption, anchors.copy())
+        _ = turn.sentences  # read in order: they tie their days into the turn's anchors
+        anchors = turn.anchors  # which the next turn starts from
+        turns.append(turn)
     return tuple(turns)
 
 
