@@ -39,6 +39,7 @@ from observations.entry import DIGEST
 from observations.extract.base import FACT_KINDS
 from observations.extract.statement_checks import CHECKS, Statement, statement_failures
 from ops.eval.locomo_data import SCORED_CATEGORIES, Conversation, Question, events, turn_text
+from ops.eval.locomo_facts import Fact, FactFigures, fact_figures
 from retrieval.bm25 import BM25
 from retrieval.bundle import ContextBundle
 from retrieval.context import ContextRequest, build_context, bundle_provenance
@@ -62,6 +63,7 @@ class BuildFigures:
     kinds: dict[str, int] = field(default_factory=dict)
     fact_entries: int = 0  # active entries of the fact kinds
     check_failures: dict[str, int] = field(default_factory=dict)  # check → failing facts
+    believed: FactFigures = field(default_factory=FactFigures)  # against the references
 
     @property
     def entries_per_session(self) -> float:
@@ -99,18 +101,18 @@ def ingest_and_build(
         for job in ENTRY_JOBS:
             with conn.transaction():
                 get_job(job)(conn, consolidation, scope)
-    return measure_build(conn, conversation)
+    return measure_build(conn, conversation, config.embedder)
 
 
-def measure_build(conn: Conn, conversation: Conversation) -> BuildFigures:
+def measure_build(conn: Conn, conversation: Conversation, embedder: Embedder) -> BuildFigures:
     tenant = tenant_of(conversation)
     with tenant_scope(conn, tenant):
         sessions = conn.execute(
             "SELECT count(*) AS n FROM memory_sessions WHERE tenant_id = %s", [tenant]
         ).fetchone()
         entries = conn.execute(
-            "SELECT id, kind, source_session_id, source_event_ids, source_external_ids,"
-            " canonical_statement, fields"
+            "SELECT id, kind, owner_id, confidence, source_session_id, source_event_ids,"
+            " source_external_ids, canonical_statement, fields"
             " FROM memory_entries WHERE tenant_id = %s AND status = 'active'",
             [tenant],
         ).fetchall()
@@ -129,11 +131,17 @@ def measure_build(conn: Conn, conversation: Conversation) -> BuildFigures:
         entries=len(entries),
         valid_provenance=valid,
         reference_facts=len(facts),
-        covered_facts=sum(any(d in covered_turns for d in ids) for _, ids in facts),
+        covered_facts=sum(any(d in covered_turns for d in f.dia_ids) for f in facts),
         kinds=dict(kinds),
         fact_entries=len(fact_entries),
         check_failures=check_failures(fact_entries, conversation.speakers),
+        believed=fact_figures(facts, [_fact(e) for e in fact_entries], embedder),
     )
+
+
+def _fact(entry: dict[str, Any]) -> Fact:
+    ids = tuple(entry["source_external_ids"])
+    return Fact(entry["canonical_statement"], entry["owner_id"], ids)
 
 
 def check_failures(entries: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, int]:
@@ -184,6 +192,7 @@ def total(figures: list[BuildFigures]) -> BuildFigures:
         kinds,
         sum(f.fact_entries for f in figures),
         failed,
+        sum((f.believed for f in figures), FactFigures()),
     )
 
 
@@ -267,7 +276,11 @@ def quality_text(built: BuildFigures, answers: list[Answer]) -> str:
     shown = sum(a.shown for a in answers)
     facts = sum(a.facts_shown for a in answers)
     digests = sum(a.digests_shown for a in answers)
+    b = built.believed
     return (
+        f"  believed facts against the reference observations: fact recall "
+        f"{b.covered}/{b.references} ({b.recall:.3f}), precision proxy "
+        f"{b.matching}/{b.facts} ({b.precision:.3f})\n"
         f"  fact entries failing each statement check (of {built.fact_entries}): {failed}\n"
         f"  among what the bundles show: fact entries {facts}/{shown} "
         f"({facts / max(shown, 1):.1%}), digests of facts {digests} ({digests / max(shown, 1):.1%})"

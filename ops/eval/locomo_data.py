@@ -47,12 +47,21 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
+class Reference:
+    """One of the benchmark's observations: a fact about a speaker, from some turns."""
+
+    text: str
+    speaker: str  # the speaker's user id (:func:`speaker_id`)
+    dia_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Conversation:
     sample_id: str
     speakers: tuple[str, str]
     sessions: tuple[tuple[Turn, ...], ...]
     questions: tuple[Question, ...]  # scored categories with evidence only
-    reference_facts: tuple[tuple[str, tuple[str, ...]], ...]  # (fact, dia_ids)
+    reference_facts: tuple[Reference, ...]  # the observations, each with its speaker
 
     @property
     def turns(self) -> Iterator[Turn]:
@@ -168,13 +177,11 @@ def _question(raw: dict[str, Any], known: set[str]) -> Question | None:
     return Question(raw["question"], str(raw.get("answer", "")), raw["category"], kept)
 
 
-def _reference_facts(
-    observation: dict[str, Any], known: set[str]
-) -> Iterator[tuple[str, tuple[str, ...]]]:
+def _reference_facts(observation: dict[str, Any], known: set[str]) -> Iterator[Reference]:
     for per_speaker in observation.values():
-        for facts in per_speaker.values():
+        for speaker, facts in per_speaker.items():
             for fact, source in facts:
                 ids = source if isinstance(source, list) else [source]
                 kept = tuple(d for s in ids for d in normalize_dia_id(str(s)) if d in known)
                 if kept:
-                    yield fact, kept
+                    yield Reference(fact, speaker_id(speaker), kept)

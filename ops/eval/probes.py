@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ledger.db import connect
 from ops.api.keys import create_key
 from ops.bench.api import serving
-from ops.eval.probes_checks import Outcome, evaluate
+from ops.eval.probes_checks import Outcome, beliefs, evaluate
 from ops.eval.probes_model import CATEGORIES, Case, Check, ProbeFile
 from ops.eval.probes_run import Api, Reader, feed, maintain, wait_for_builds
 
@@ -34,6 +34,7 @@ class CheckResult:
     passed: bool
     reason: str  # why it failed
     returned: str  # what the system returned, abridged
+    believed: bool  # passed on the user's current facts alone (profile rows, fact entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,23 +44,29 @@ class Report:
     results: tuple[CheckResult, ...]
     maintenance: dict[str, dict[str, Any]]
 
-    def rates(self, by: Literal["category", "kind"]) -> dict[str, tuple[int, int]]:
-        """(checks passed, checks) per category or per kind, in the format's order."""
+    def rates(self, by: Literal["category", "kind"]) -> dict[str, tuple[int, int, int]]:
+        """(checks passed, passed on beliefs, checks) per category or per kind, in the
+        format's order."""
         order = list(CATEGORIES.values()) if by == "category" else []
-        counts: dict[str, tuple[int, int]] = dict.fromkeys(order, (0, 0))
+        counts: dict[str, tuple[int, int, int]] = dict.fromkeys(order, (0, 0, 0))
         for r in self.results:
-            passed, total = counts.get(getattr(r, by), (0, 0))
-            counts[getattr(r, by)] = (passed + r.passed, total + 1)
-        return {k: v for k, v in counts.items() if v[1]}
+            passed, believed, total = counts.get(getattr(r, by), (0, 0, 0))
+            counts[getattr(r, by)] = (passed + r.passed, believed + r.believed, total + 1)
+        return {k: v for k, v in counts.items() if v[2]}
 
     @property
     def passed(self) -> int:
         return sum(r.passed for r in self.results)
 
+    @property
+    def believed(self) -> int:
+        return sum(r.believed for r in self.results)
+
     def as_json(self) -> dict[str, Any]:
         def rates(by: Literal["category", "kind"]) -> dict[str, dict[str, Any]]:
             return {
-                k: {"passed": p, "checks": n, "rate": p / n} for k, (p, n) in self.rates(by).items()
+                k: {"passed": p, "checks": n, "rate": p / n, "beliefs": b, "beliefs_rate": b / n}
+                for k, (p, b, n) in self.rates(by).items()
             }
 
         return {
@@ -68,6 +75,8 @@ class Report:
             "checks": len(self.results),
             "passed": self.passed,
             "rate": self.passed / max(len(self.results), 1),
+            "beliefs": self.believed,
+            "beliefs_rate": self.believed / max(len(self.results), 1),
             "categories": rates("category"),
             "kinds": rates("kind"),
             "maintenance": self.maintenance,
@@ -100,16 +109,23 @@ def run_probes(
         maintenance = maintain(api)
         reader = Reader(api)
         results = tuple(
-            _result(case, check, evaluate(check, reader.answer(check)))
+            _result(case, check, *_outcomes(check, reader))
             for case in probes.cases
             for check in case.checks
         )
     return Report(len(probes.cases), sessions, results, maintenance)
 
 
-def _result(case: Case, check: Check, outcome: Outcome) -> CheckResult:
+def _outcomes(check: Check, reader: Reader) -> tuple[Outcome, Outcome]:
+    """The check on the whole bundle, and on the user's beliefs alone."""
+    answer = reader.answer(check)
+    return evaluate(check, answer), evaluate(check, beliefs(answer))
+
+
+def _result(case: Case, check: Check, outcome: Outcome, on_beliefs: Outcome) -> CheckResult:
     return CheckResult(case.id, case.category, check.kind, check.index, check.query,
-                       outcome.passed, outcome.reason, outcome.returned)  # fmt: skip
+                       outcome.passed, outcome.reason, outcome.returned,
+                       on_beliefs.passed)  # fmt: skip
 
 
 def report_text(report: Report, *, failures: int = 200) -> str:
@@ -117,21 +133,25 @@ def report_text(report: Report, *, failures: int = 200) -> str:
     checks = len(report.results)
     lines = [
         f"probes: {report.cases} cases, {report.sessions} sessions, {checks} checks",
-        f"{'category':<22}{'checks':>8}{'passed':>8}{'rate':>9}",
+        f"{'category':<22}{'checks':>8}{'passed':>8}{'rate':>9}{'beliefs':>9}{'rate':>9}",
     ]
-    for name, (passed, total) in report.rates("category").items():
-        lines.append(f"{name:<22}{total:>8}{passed:>8}{passed / total:>9.1%}")
-    lines.append(
-        f"{'overall':<22}{checks:>8}{report.passed:>8}{report.passed / max(checks, 1):>9.1%}"
-    )
+    overall = (report.passed, report.believed, checks)
+    rows = [*report.rates("category").items(), ("overall", overall)]
+    for name, (passed, believed, total) in rows:
+        lines.append(
+            f"{name:<22}{total:>8}{passed:>8}{passed / max(total, 1):>9.1%}"
+            f"{believed:>9}{believed / max(total, 1):>9.1%}"
+        )
     kinds = report.rates("kind")
-    lines.append("by kind: " + ", ".join(f"{k} {p}/{n}" for k, (p, n) in kinds.items()))
-    failed = [r for r in report.results if not r.passed]
+    lines.append("by kind: " + ", ".join(f"{k} {p}/{n}" for k, (p, _, n) in kinds.items()))
+    lines.append("beliefs: " + ", ".join(f"{k} {b}/{n}" for k, (_, b, n) in kinds.items()))
+    failed = [r for r in report.results if not r.passed or not r.believed]
     if failed:
-        lines.append(f"failing checks ({len(failed)}):")
+        lines.append(f"failing checks ({len(failed)}; 'beliefs' when only the beliefs fail):")
     for r in failed[:failures]:
         query = f" {r.query!r}" if r.query else ""
-        lines.append(f"  {r.case} #{r.index} {r.kind}{query}: {r.reason}")
+        which, reason = ("", r.reason) if not r.passed else (" beliefs", "not among the facts")
+        lines.append(f"  {r.case} #{r.index} {r.kind}{which}{query}: {reason}")
         lines.append(f"      returned: {r.returned}")
     if len(failed) > failures:
         lines.append(f"  ... and {len(failed) - failures} more (--json has them all)")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ops.eval.probes_model import Check
 
@@ -68,6 +68,13 @@ class Outcome:
     passed: bool
     reason: str  # why it failed ("" when it passed)
     returned: str  # what was returned, abridged
+
+
+def beliefs(answer: Answer) -> Answer:
+    """The answer as only memory's beliefs give it: the user's current facts (profile rows
+    and fact entries) stand for the bundle's text, so a check passes on what memory
+    believes, not on a copy of a message or a summary that happens to carry the words."""
+    return replace(answer, text="\n".join(answer.current))
 
 
 def normalize(text: str) -> str:

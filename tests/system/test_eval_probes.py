@@ -52,15 +52,18 @@ def test_every_check_of_the_cases_gets_one_result_and_the_figures_add_up(report:
     assert report.sessions == sum(len(c.sessions) for c in SUBSET.cases)
     for by in ("category", "kind"):
         rates = report.rates(by)
-        assert sum(n for _, n in rates.values()) == len(checks)
-        assert sum(p for p, _ in rates.values()) == report.passed
+        assert sum(n for _, _, n in rates.values()) == len(checks)
+        assert sum(p for p, _, _ in rates.values()) == report.passed
+        assert sum(b for _, b, _ in rates.values()) == report.believed
     figures = report.as_json()
     assert figures["checks"] == len(checks) and figures["passed"] == report.passed
+    assert figures["beliefs"] == report.believed
     assert set(figures["categories"]) == {c.category for c in SUBSET.cases}
     text = report_text(report)
-    failing = [r for r in report.results if not r.passed]
+    failing = [r for r in report.results if not r.passed or not r.believed]
     assert text.count("      returned: ") == len(failing)
     assert f"overall{len(checks):>23}{report.passed:>8}" in text
+    assert f"{report.believed:>9}{report.believed / len(checks):>9.1%}" in text
 
 
 def test_every_maintenance_job_ran_once_through_the_api(report: Report, db_url: str) -> None:

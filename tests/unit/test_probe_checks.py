@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ops.eval.probes_checks import Answer, Skill, chosen_skill, evaluate
+from ops.eval.probes_checks import Answer, Skill, beliefs, chosen_skill, evaluate
 from ops.eval.probes_data import parse
 from ops.eval.probes_model import Check, InvalidProbeFile
 
@@ -34,6 +34,15 @@ def test_current_fact_passes_with_the_new_value_and_the_old_one_only_as_a_record
         current=("Priya works at Brightline.",),
     )
     assert evaluate(c, answer).passed
+
+
+def test_on_beliefs_a_check_passes_only_on_the_users_facts_not_on_a_record() -> None:
+    c = check("current_fact", user="p", query="where?", expect_any=["halcyon"])
+    answer = Answer(text=f"## Relevant memories\n{EPISODIC}", current=("Priya likes tea.",))
+    assert evaluate(c, answer).passed
+    assert not evaluate(c, beliefs(answer)).passed
+    believed = Answer(text=EPISODIC, current=("Priya works at Halcyon Labs.",))
+    assert evaluate(c, beliefs(believed)).passed
 
 
 def test_current_fact_fails_when_a_stale_value_is_presented_as_current() -> None:
