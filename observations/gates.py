@@ -9,7 +9,8 @@ is present, zero when it dropped nothing):
   words ("She did it.");
 * ``not_self_contained`` — the statement speaks in the first or second person ("I",
   "my", "you", "our"…) instead of naming people (quoted text aside: a quotation, such as
-  a tool's error message, may say "your");
+  a tool's error message, may say "your"; an episodic record is a quotation, in the
+  speaker's own words, under a header that names who said it to whom);
 * ``bad_statement`` — a user fact (not an episodic record, summary or agent experience)
   whose statement fails one of the statement checks of
   :mod:`observations.extract.statement_checks` (a doubled name, a verb that does not
@@ -43,6 +44,7 @@ from functools import lru_cache
 from typing import Any
 
 from observations.extract.base import (
+    EPISODIC,
     SESSION_SUMMARY,
     Extracted,
     Extraction,
@@ -233,7 +235,7 @@ def _failed_gate(item: Extracted, words: list[str], ctx: _Context, at: int) -> s
         return "bad_provenance"
     if all(w in FUNCTION_WORDS for w in words):
         return "empty_statement"
-    if is_first_or_second_person(item.statement):
+    if item.kind != EPISODIC and is_first_or_second_person(item.statement):
         return "not_self_contained"
     if at in ctx.bad:
         return "bad_statement"

@@ -30,6 +30,7 @@ from observations.extract.date_periods import (
     distance,
     month_range,
     season_range,
+    week_range,
     weekend_range,
     year_range,
 )
@@ -160,6 +161,45 @@ def _relative_weekend(m: re.Match[str], ctx: Context) -> Period:
     rel = " ".join(m["rel"].lower().split())
     step = {"last": -1, "this past": -1, "next": 1}.get(rel, 0)
     return weekend_range(ctx.anchor + timedelta(days=7 * step))
+
+
+def _after_next(m: re.Match[str], ctx: Context) -> Period:
+    """ "The weekend after next" said on a weekday: not the coming weekend but the one
+    after it; "the week after next": the week after next week."""
+    if m["unit"].lower() == "weekend":
+        return weekend_range(ctx.anchor + timedelta(days=7))
+    return week_range(ctx.anchor + timedelta(days=14))
+
+
+def _nth_weekday_of(m: re.Match[str], ctx: Context) -> Period | None:
+    """ "The second friday of june", "the last monday in may": that day of the month, in
+    the year the sentence's tense points to (a plan: the next such day; past: the last),
+    else the nearer."""
+    month, weekday = month_number(m["mon"]), WEEKDAY_NAMES.index(weekday_name(m["wd"]))
+    nth = -1 if m["nth"].lower() == "last" else ordinal(m["nth"])
+    days = {y: _nth_weekday(y, month, weekday, nth) for y in range(ctx.anchor.year - 1,
+                                                                    ctx.anchor.year + 2)}
+    if m["y"]:
+        found = _nth_weekday(int(m["y"]), month, weekday, nth)
+        return day_range(found) if found else None
+    tense = ctx.tense_of(m)
+    past = [d for d in days.values() if d is not None and d <= ctx.anchor]
+    future = [d for d in days.values() if d is not None and d >= ctx.anchor]
+    if tense == "past" and past:
+        return day_range(max(past))
+    if tense == "future" and future:
+        return day_range(min(future))
+    near = [d for d in (max(past, default=None), min(future, default=None)) if d]
+    return day_range(min(near, key=lambda d: abs((d - ctx.anchor).days))) if near else None
+
+
+def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> date | None:
+    """The ``nth`` (1-based; -1 the last) ``weekday`` of the month, if it has one."""
+    days = [d for d in (date(year, month, n) for n in range(1, month_range(year, month)[1].day + 1))
+            if d.weekday() == weekday]  # fmt: skip
+    if nth < 0:
+        return days[-1]
+    return days[nth - 1] if nth <= len(days) else None
 
 
 def _weekends_ago(m: re.Match[str], ctx: Context) -> Period:
@@ -333,6 +373,9 @@ RULES: tuple[Rule, ...] = tuple(
         (rf"\b{REL}\s+(?P<unit>week|month|year)\b", _relative_unit, _RELATIONS),
         (rf"\b{REL}\s+weekend\b", _relative_weekend, ("weekend",)),
         (rf"\b{NUM}\s+weekends\s+ago\b", _weekends_ago, ("weekend",)),
+        (r"\bthe\s+(?P<unit>week|weekend)\s+after\s+next\b", _after_next, ("after next",)),
+        (rf"\b(?:the\s+)?(?P<nth>first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th)\s+"
+         rf"{WEEKDAY}\s+(?:of|in)\s+{MON}(?:,?\s+{YEAR}\b)?", _nth_weekday_of, ("day",)),
         (rf"\b{NUM}\s+(?P<wd>{'|'.join(WEEKDAY_NAMES)})s\s+ago\b", _weekdays_ago, (" ago",)),
         (rf"\b{REL}\s+{WEEKDAY}\b", _relative_weekday, _RELATIONS),
         (rf"\b(?P<wd>{'|'.join(WEEKDAY_NAMES)})(?!s\b){_PART}\b", _bare_weekday, ("day",)),

@@ -4,9 +4,10 @@ A token rule, cheap enough to run on every sentence that holds such a phrase: th
 marker nearest before the phrase in its sentence decides (else the nearest after it).
 
 * future: will, 'll, shall, won't, gonna, going to, about to, plan(ning) to, can, can't,
-  let's, see you, what ends, expires, lapses, renews or runs out, and a present
-  progressive ("I'm flying out on Monday": be + -ing, which with a date means an
-  arrangement);
+  let's, see you, what ends, expires, lapses, renews or runs out, a present progressive
+  ("I'm flying out on Monday": be + -ing, which with a date means an arrangement), and an
+  arrangement made, whatever its tense ("booked a week in march", "scheduled the move for
+  june", "signed up for the half in october": what was booked is ahead);
 * past: was, were, did, had, been, their negations, couldn't, used to, a past form of a
   common irregular verb, or a word in -ed that is not an adjective after am/is/are nor a
   participle after "get" or "be" ("I'm excited", "is getting married" are not past, "we
@@ -44,6 +45,11 @@ _CLAUSE_END = re.compile(r",|\b(?:and|but|so|because|while)\b")
 _FUTURE = _words(
     "will 'll shall won't gonna can can't cannot let's i'll we'll you'll he'll she'll "
     "they'll it'll that'll expires expire renews lapses ends"
+)
+# what is booked, scheduled or signed up for lies ahead of the booking
+_ARRANGED = _words(
+    "book books booked booking schedule schedules scheduled reserve reserved registered "
+    "signed enrolled entered"
 )
 _FUTURE_BEFORE_TO = frozenset({"going", "about", "plan", "plans", "planning"})
 # "see you on monday"; what runs out, ends or expires on a day has not yet ("my visa
@@ -133,7 +139,7 @@ _GET_OR_BE = _words("get gets getting be being")
 
 
 def _mark(word: str, following: str) -> Tense | None:
-    if word in _FUTURE or word.endswith("'ll"):
+    if word in _FUTURE or word in _ARRANGED or word.endswith("'ll"):
         return "future"
     if (word in _FUTURE_BEFORE_TO and following == "to") or (word, following) in _FUTURE_PAIRS:
         return "future"

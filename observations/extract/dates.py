@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import date, datetime
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
 
 from observations.extract.date_periods import MONTHS, Granularity, Period, shift, weekend_range
 from observations.extract.date_rules import RULES, Context, cues
@@ -344,7 +344,32 @@ def find_dates(
         taken_until = end
     if anchors is not None:
         chosen = _counted_from_named(text, chosen, anchors)
-    return _counted_from_stated(text, chosen, stated, anchors)
+    return _within_stated(_counted_from_stated(text, chosen, stated, anchors), stated)
+
+
+_BARE_WEEKDAY = re.compile(
+    rf"(?i)(?:on\s+)?(?:the\s+)?(?P<wd>{'|'.join(WEEKDAY_NAMES)})"
+    r"(?:\s+(?:morning|afternoon|evening|night))?"
+)
+
+
+def _within_stated(
+    found: tuple[ResolvedDate, ...], stated: ResolvedDate | None
+) -> tuple[ResolvedDate, ...]:
+    """A bare weekday said after a week or a weekend ("the weekend after next, leaving
+    saturday morning"): that weekday of the week or weekend stated, not of the coming one."""
+    kept: list[ResolvedDate] = []
+    for item in found:
+        base = kept[-1] if kept else stated
+        bare = _BARE_WEEKDAY.fullmatch(item.text.strip())
+        if bare and base is not None and base.granularity in ("week", "weekend"):
+            weekday = WEEKDAY_NAMES.index(bare["wd"].lower())
+            days = (base.start + timedelta(days=n) for n in range((base.end - base.start).days + 1))
+            day = next((d for d in days if d.weekday() == weekday), None)
+            if day is not None:
+                item = replace(item, start=day, end=day)
+        kept.append(item)
+    return tuple(kept)
 
 
 def _counted_from_named(
@@ -463,6 +488,22 @@ def apply_dates(text: str, found: tuple[ResolvedDate, ...]) -> str:
         if text[start : start + 1].isupper():
             replacement = replacement[:1].upper() + replacement[1:]
         pieces.extend((text[cursor:start], replacement))
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def annotate_dates(text: str, found: tuple[ResolvedDate, ...]) -> str:
+    """``text`` as written, each date phrase ``found`` in it followed by the period it
+    denotes in brackets, unless it says that period already: "yesterday" → "yesterday
+    [7 May 2023]", "on 7 May 2023" unchanged."""
+    pieces: list[str] = []
+    cursor = 0
+    for item in found:
+        end = item.span[1]
+        pieces.append(text[cursor:end])
+        if item.label.casefold() not in item.text.casefold():
+            pieces.append(f" [{item.label}]")
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)

@@ -6,10 +6,16 @@ the rest of it lose their context. Each user turn whose sentences (and shared im
 at least ``min_content_words`` content words, and every turn sharing a captioned photo,
 becomes one item keyed ``episodic:<event id>``: the record of what was said.
 
+A record quotes: the speaker's own words, never rewritten into the third person, with who
+said them, to whom and when as its header, and each date phrase followed by the period it
+means: "Caroline to Melanie, 8 May 2023: I went to the support group yesterday [7 May
+2023]." The header names the people, so the record (and its embedding) stands on its own
+while every "I" and "you" stays the speaker's.
+
 A reply means little without what it answers ("A sunset, last year."), so when the turn
-follows another speaker's turn, that turn is restated first and is part of the provenance:
-"On 8 May 2023, Melanie asked Caroline: What did Caroline paint? Caroline replied: A
-sunset, in 2022." Otherwise: "On 8 May 2023, Caroline said to Melanie: …".
+follows another speaker's turn, that turn is quoted first and is part of the provenance:
+"Melanie to Caroline, 8 May 2023: What did you paint? Caroline replied: A sunset, last year
+[2022]."
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ def _substantive(turn: Turn) -> list[Sentence]:
 
 
 def _said(turn: Turn, sentences: Sequence[Sentence]) -> str:
-    parts = [ensure_period(s.rendered) for s in sentences]
+    parts = [ensure_period(s.recorded) for s in sentences]
     if turn.caption:
         parts.append(f"{turn.speaker} shared a photo: {ensure_period(turn.caption)}")
     return " ".join(parts)
@@ -60,14 +66,12 @@ def _answered(prompt: Turn) -> list[Sentence]:
 def _statement(turn: Turn, sentences: list[Sentence], prompt: Turn | None) -> str:
     when = day_label(turn.event.occurred_at.date())
     if prompt is not None:
-        answered = _answered(prompt)
-        asked = "asked" if any(s.question for s in answered) else "said to"
         return (
-            f"On {when}, {prompt.speaker} {asked} {turn.speaker}: "
-            f"{_said(prompt, answered)} {turn.speaker} replied: {_said(turn, sentences)}"
+            f"{prompt.speaker} to {turn.speaker}, {when}: {_said(prompt, _answered(prompt))} "
+            f"{turn.speaker} replied: {_said(turn, sentences)}"
         )
-    said = f"said to {turn.addressee}" if turn.addressee else "said"
-    return f"On {when}, {turn.speaker} {said}: {_said(turn, sentences)}"
+    to = f" to {turn.addressee}" if turn.addressee else ""
+    return f"{turn.speaker}{to}, {when}: {_said(turn, sentences)}"
 
 
 def _fields(turn: Turn, sentences: list[Sentence]) -> dict[str, Any]:

@@ -8,7 +8,13 @@ from functools import cached_property, lru_cache
 
 from observations.extract.analysis import known_adjective, known_verb
 from observations.extract.base import SessionEvent, SessionInput
-from observations.extract.dates import Anchors, ResolvedDate, apply_dates, find_dates
+from observations.extract.dates import (
+    Anchors,
+    ResolvedDate,
+    annotate_dates,
+    apply_dates,
+    find_dates,
+)
 from observations.extract.people import Cast, Person, addressees, tells
 from observations.extract.rewrite import rewrite_persons
 from observations.extract.text import (
@@ -30,7 +36,8 @@ CONVERSATIONAL_ROLES = ("user", "assistant")
 
 @dataclass(frozen=True)
 class Sentence:
-    """One sentence of a turn: as written, and rendered with names and absolute dates."""
+    """One sentence of a turn: as written, as recorded (in the speaker's own words, each
+    date with its absolute period beside it), and rendered with names and absolute dates."""
 
     index: int
     text: str  # leading filler stripped
@@ -43,6 +50,12 @@ class Sentence:
     @property
     def question(self) -> bool:
         return is_question(self.text)
+
+    @property
+    def recorded(self) -> str:
+        """In the speaker's own words, each date phrase followed by the period it means
+        ("yesterday [7 May 2023]"): what a record of the conversation quotes."""
+        return annotate_dates(self.text, self.dates)
 
     @cached_property
     def rendered(self) -> str:

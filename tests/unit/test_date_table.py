@@ -254,6 +254,21 @@ TABLE = [
      "2025-07-03", "day"),
     ("see you on Tuesday 3 March", NYE, "3 March 2026", "2026-03-03", "day"),
     ("that was on Monday 29 December", NEW_YEAR, "29 December 2025", "2025-12-29", "day"),
+    # the one after the next, said on a weekday (Monday 17 November 2025)
+    ("camping is the weekend after next", MONDAY, "the weekend of 29-30 November 2025",
+     "2025-11-29/2025-11-30", "weekend"),
+    ("the week after next", MONDAY, "the week of 1 December 2025", "2025-12-01/2025-12-07",
+     "week"),
+    # a weekday of a month, by tense: a plan the next such day, the past the last
+    ("my review is the second friday of june", MONDAY, "12 June 2026", "2026-06-12", "day"),
+    ("it was the first monday of november", MONDAY, "3 November 2025", "2025-11-03", "day"),
+    ("the parade is the last thursday in november", MONDAY, "27 November 2025", "2025-11-27",
+     "day"),
+    # what was booked or signed up for lies ahead of the booking
+    ("booked a week in march", _at("2025-02-04T10:00:00+00:00"), "March 2025", "2025-03",
+     "month"),
+    ("signed up for the half in october", _at("2025-11-20T10:00:00+00:00"), "October 2026",
+     "2026-10", "month"),
 ]  # fmt: skip
 
 

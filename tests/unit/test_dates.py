@@ -9,6 +9,7 @@ import pytest
 from observations.extract.date_tense import tense_at
 from observations.extract.dates import (
     Anchors,
+    annotate_dates,
     apply_dates,
     find_dates,
     resolve,
@@ -120,6 +121,23 @@ def test_rewrites_phrases_into_absolute_dates() -> None:
     text, found = rewrite_dates("Yesterday I went out, and since last year I paint.", MONDAY)
     assert text == "On 7 May 2023 I went out, and since 2022 I paint."
     assert len(found) == 2
+
+
+def test_a_bare_weekday_after_a_weekend_stated_is_that_weekends_day() -> None:
+    text = "camping is the weekend after next! leaving saturday morning"
+    found = find_dates(text, MONDAY)
+    assert [(f.text, f.label) for f in found] == [
+        ("the weekend after next", "the weekend of 20-21 May 2023"),
+        ("saturday morning", "20 May 2023"),
+    ]
+    later = find_dates("leaving saturday", MONDAY, stated=found[0])
+    assert [f.label for f in later] == ["20 May 2023"]
+
+
+def test_annotating_keeps_the_words_and_adds_each_period_beside_its_phrase() -> None:
+    text = "I ran yesterday, and on 12 May 2023 I fly."
+    annotated = annotate_dates(text, find_dates(text, MONDAY))
+    assert annotated == "I ran yesterday [7 May 2023], and on 12 May 2023 I fly."
 
 
 def test_rewrite_keeps_a_preceding_preposition_other_than_on_or_in() -> None:

@@ -218,7 +218,7 @@ def test_questions_state_no_facts() -> None:
     assert [i for i in items if i.kind in FACT_KINDS] == []
 
 
-def test_substantive_turn_without_facts_becomes_episodic_restatement() -> None:
+def test_substantive_turn_without_facts_becomes_a_record_in_the_speakers_own_words() -> None:
     lines = [
         ("caroline", "How did the exhibition go?"),
         ("melanie", "The support group has made me feel accepted and given me courage."),
@@ -226,8 +226,8 @@ def test_substantive_turn_without_facts_becomes_episodic_restatement() -> None:
     item = only(extract(lines), "episodic:101")
     assert item.kind == EPISODIC
     assert item.statement == (
-        "On 8 May 2023, Caroline asked Melanie: How did the exhibition go? Melanie replied: "
-        "The support group has made Melanie feel accepted and given Melanie courage."
+        "Caroline to Melanie, 8 May 2023: How did the exhibition go? Melanie replied: "
+        "The support group has made me feel accepted and given me courage."
     )
     assert item.owner_id == "melanie"
     assert item.source_event_ids == (100, 101)  # the reply and the question it answers
@@ -243,12 +243,11 @@ def test_a_reply_restates_only_what_it_answers_of_the_turn_before() -> None:
     items = extract(lines)
     asked = only(items, "episodic:101")
     assert asked.statement.startswith(
-        "On 8 May 2023, Caroline asked Melanie: Anything Melanie is excited for next? "
-        "Melanie replied: "
+        "Caroline to Melanie, 8 May 2023: Anything you're excited for next? Melanie replied: "
     )  # the question, not the greeting before it
     told = only(items, "episodic:103")
     assert told.statement.startswith(
-        "On 8 May 2023, Caroline said to Melanie: It was powerful. Melanie replied: "
+        "Caroline to Melanie, 8 May 2023: It was powerful. Melanie replied: "
     )  # no question: the last sentence
     assert asked.source_event_ids == (100, 101) and told.source_event_ids == (102, 103)
 
@@ -260,8 +259,8 @@ def test_the_speaker_giving_their_own_name_is_not_restated() -> None:
         if i.kind == EPISODIC
     ]
     assert item.statement == (
-        "On 8 May 2023, maya said: maya works as a nurse at St. Mary's in Lisbon."
-    )  # not "maya is maya."
+        "maya, 8 May 2023: I work as a nurse at St. Mary's in Lisbon."
+    )  # the introduction says nothing a header does not
 
 
 def test_turn_that_follows_its_own_speaker_is_restated_alone() -> None:
@@ -270,18 +269,19 @@ def test_turn_that_follows_its_own_speaker_is_restated_alone() -> None:
         ("melanie", "The support group has made me feel accepted and given me courage."),
     ]
     item = only(extract(lines), "episodic:101")
-    assert item.statement.startswith("On 8 May 2023, Melanie said")
+    assert item.statement.startswith("Melanie, 8 May 2023: The support group has made me")
     assert item.source_event_ids == (101,)
 
 
-def test_episodic_restatement_resolves_relative_dates_and_second_person() -> None:
+def test_a_record_keeps_the_words_and_puts_each_dates_period_beside_it() -> None:
     lines = [
         ("caroline", "Your garden pictures were lovely."),
         ("melanie", "Thanks, Caroline! You were so right about the tomatoes last weekend."),
     ]
     item = only(extract(lines), "episodic:101")
-    assert "Caroline was so right about the tomatoes on the weekend of 6-7 May 2023" in (
-        item.statement
+    assert (
+        "You were so right about the tomatoes last weekend [the weekend of 6-7 May 2023]."
+        in item.statement
     )
     assert item.fields["event_time"] == "2023-05-06/2023-05-07"
 
@@ -298,9 +298,7 @@ def test_shared_photo_caption_is_restated() -> None:
     source = SessionInput("tenant", 1, "chat-1", START, START, [event])
     items = HeuristicExtractor().extract(source).items
     item = only(list(items), "episodic:7")
-    assert (
-        item.statement == "On 8 May 2023, Melanie said: Melanie shared a photo: a lake at sunrise."
-    )
+    assert item.statement == "Melanie, 8 May 2023: Melanie shared a photo: a lake at sunrise."
 
 
 def test_same_key_twice_keeps_the_later_fact_and_restates_the_earlier() -> None:
@@ -484,3 +482,20 @@ def test_a_form_of_address_is_no_part_of_what_was_said(
 ) -> None:
     to = Person(addressee.lower(), addressee, assistant=addressee == "kit")
     assert strip_vocative(sentence, to) == stripped
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm driving tomorrow, so bring your charger.",
+        "We adopted another puppy and she's so cute.",
+        "You know, Mia and I are driving up, you can sit with us.",
+        "Jo knows, I told her about our trip to Lisbon.",
+    ],
+)
+def test_no_record_rewrites_a_message_from_the_first_person(said: str) -> None:
+    items = extract([("caroline", "How was your week, Mel?"), ("melanie", said)])
+    record = only(items, "episodic:101")
+    quoted = record.statement.split("Melanie replied: ", 1)[1]
+    words = re.sub(r" \[[^]]*\]", "", quoted)  # the dates' periods beside their phrases
+    assert said.removeprefix("You know, ") in words
