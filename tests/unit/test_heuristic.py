@@ -489,7 +489,7 @@ def test_a_form_of_address_is_no_part_of_what_was_said(
     [
         "I'm driving tomorrow, so bring your charger.",
         "We adopted another puppy and she's so cute.",
-        "You know, Mia and I are driving up, you can sit with us.",
+        "You know, Mia and I are driving up to the lake house, you can ride with us.",
         "Jo knows, I told her about our trip to Lisbon.",
     ],
 )
