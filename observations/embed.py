@@ -123,10 +123,12 @@ def entry_text(
     """The text embedded for an entry into `model`'s vectors, the same at build, edit and
     re-embed: its owner by the name the builder recorded (``fields.owner_name``), else by
     id; its date in UTC, as every date is shown, and its kind, but for the models in
-    :data:`_OWNER_AND_TOPIC_ONLY`; its topic."""
+    :data:`_OWNER_AND_TOPIC_ONLY`; its topic. A record, which quotes what was said in
+    the speaker's own words, is embedded as it reads with names for its pronouns and
+    absolute dates (``fields.read_as``): it is shown as said, and found as meant."""
     dated = model not in _OWNER_AND_TOPIC_ONLY
     return contextualize(
-        statement,
+        fields.get("read_as") or statement,
         owner=fields.get("owner_name") or owner_id,
         when=valid_from.astimezone(UTC).date() if dated else None,
         kind=kind if dated else None,
@@ -137,13 +139,16 @@ def entry_text(
 def stored_entry_text(row: Mapping[str, Any], model: str, statement: str | None = None) -> str:
     """:func:`entry_text` of a stored entry (its row: ``canonical_statement``, ``owner_id``,
     ``valid_from``, ``kind``, ``fields``), with ``statement`` in place of its own if given."""
+    fields = row["fields"]
+    if statement is not None:  # an edited statement: no longer what ``read_as`` reads
+        fields = {k: v for k, v in fields.items() if k != "read_as"}
     return entry_text(
         row["canonical_statement"] if statement is None else statement,
         model=model,
         owner_id=row["owner_id"],
         valid_from=row["valid_from"],
         kind=row["kind"],
-        fields=row["fields"],
+        fields=fields,
     )
 
 

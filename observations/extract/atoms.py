@@ -11,6 +11,7 @@ Mary's", "1:48").
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,6 +44,7 @@ from observations.extract.references import (
     written,
 )
 from observations.extract.render import render, sentence_case, strip_article
+from observations.extract.rule_table import Match, Person, matching_row, person_in
 from observations.extract.rules import read
 from observations.extract.topics import role
 from observations.extract.vocabulary import (
@@ -110,8 +112,9 @@ def clause_atom(
     if not _factual(parsed, clause) or _of_another(parsed, clause, speech):
         return None
     subject = _about(parsed, clause, speech)
-    if subject is None:
-        return None
+    typed = _typed_atom(parsed, clause, speech, subject, dates)
+    if typed is not None or subject is None:
+        return typed
     about, noun = subject
     words = _statement_words(parsed, clause, dates)
     replace = voice(parsed, clause, words, speech)
@@ -124,6 +127,74 @@ def clause_atom(
     value = _value(parsed, clause, reading, words, replace, inside)
     persons = _persons(parsed, words, about, speech)
     return Atom(about, reading, statement, value, inside, persons) if value else None
+
+
+def _typed_atom(
+    parsed: Parsed,
+    clause: Clause,
+    speech: Speech,
+    subject: tuple[Referent, Word | None] | None,
+    dates: Sequence[ResolvedDate],
+) -> Atom | None:
+    """The clause as a row of the rule table reads it (:mod:`.rule_table`): a typed value
+    of the person's. A clause whose subject names the person is its own statement ("Tom
+    Okafor makes 72k right now at the agency."); one that names them otherwise is stated
+    from the row's template ("they bumped me to 68k": "Ines Duarte earns 68k.")."""
+    readings: list[tuple[Referent, Person, Word | None]] = []
+    if subject is not None:
+        about, owned = subject
+        readings.append((about, "subject" if owned is None else "owned", owned))
+    acted = person_in(parsed, clause, subject_is_person=False)
+    if acted is not None:
+        readings.append((speech.me, acted, None))
+    thing = _unowned_thing(parsed, clause) if subject is None else None
+    if thing is not None:
+        readings.append((speech.me, "owned", thing))
+    for n, (about, where, owned) in enumerate(readings):
+        found = matching_row(frame_of(parsed, clause, owned), where, owned)
+        if found is None:
+            continue
+        atom = _row_atom(parsed, clause, about, found)
+        own = _own_statement(parsed, clause, dates, speech) if n == 0 and subject else None
+        return atom if own is None else dataclasses.replace(atom, statement=own[0], dates=own[1])
+    return None
+
+
+def _own_statement(
+    parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate], speech: Speech
+) -> tuple[str, tuple[ResolvedDate, ...]] | None:
+    """The clause written back with names and absolute dates, and its dates; None when a
+    word of it points at nobody."""
+    words = _statement_words(parsed, clause, dates)
+    written = voice(parsed, clause, words, speech)
+    if written is None:
+        return None
+    inside = tuple(d for d in dates if any(d.span[0] <= parsed.words[i].start < d.span[1]
+                                           for i in words))  # fmt: skip
+    return sentence_case(render(parsed, words, written, inside)), inside
+
+
+def _row_atom(parsed: Parsed, clause: Clause, about: Referent, found: Match) -> Atom:
+    row, value = found.row, found.value
+    slots = {"person": about.name, "thing": found.thing.lower if found.thing else "",
+             "name": found.name or "", "value": value.text}  # fmt: skip
+    topic = row.attribute.format(**slots)
+    negative = frame_of(parsed, clause, found.thing).negative
+    reading = Reading(row.kind, topic, value.number, parsed.words[clause.head].lemma,
+                      row.confidence, negative, row.name)  # fmt: skip
+    statement = sentence_case(row.template.format(**slots))
+    return Atom(about, reading, statement, value.text, (), ())
+
+
+def _unowned_thing(parsed: Parsed, clause: Clause) -> Word | None:
+    """The subject of a clause when it is a thing with no owner said ("rent is 1450 a
+    month"): the speaker's, said of their own."""
+    if clause.subject is None:
+        return None
+    word = parsed.words[clause.subject]
+    if word.pos != "NOUN" or parsed.kids(word.i, "poss"):
+        return None
+    return word
 
 
 def _factual(parsed: Parsed, clause: Clause) -> bool:

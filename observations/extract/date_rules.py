@@ -177,8 +177,10 @@ def _nth_weekday_of(m: re.Match[str], ctx: Context) -> Period | None:
     else the nearer."""
     month, weekday = month_number(m["mon"]), WEEKDAY_NAMES.index(weekday_name(m["wd"]))
     nth = -1 if m["nth"].lower() == "last" else ordinal(m["nth"])
-    days = {y: _nth_weekday(y, month, weekday, nth) for y in range(ctx.anchor.year - 1,
-                                                                    ctx.anchor.year + 2)}
+    days = {
+        y: _nth_weekday(y, month, weekday, nth)
+        for y in range(ctx.anchor.year - 1, ctx.anchor.year + 2)
+    }
     if m["y"]:
         found = _nth_weekday(int(m["y"]), month, weekday, nth)
         return day_range(found) if found else None

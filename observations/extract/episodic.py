@@ -50,8 +50,10 @@ def _substantive(turn: Turn) -> list[Sentence]:
     return [s for s in turn.sentences if s.words and not _introduction(s)]
 
 
-def _said(turn: Turn, sentences: Sequence[Sentence]) -> str:
-    parts = [ensure_period(s.recorded) for s in sentences]
+def _said(turn: Turn, sentences: Sequence[Sentence], *, verbatim: bool = True) -> str:
+    """The sentences as said (each date's period beside it), or rendered with names and
+    absolute dates; a shared photo's caption after them."""
+    parts = [ensure_period(s.recorded if verbatim else s.rendered) for s in sentences]
     if turn.caption:
         parts.append(f"{turn.speaker} shared a photo: {ensure_period(turn.caption)}")
     return " ".join(parts)
@@ -74,9 +76,25 @@ def _statement(turn: Turn, sentences: list[Sentence], prompt: Turn | None) -> st
     return f"{turn.speaker}{to}, {when}: {_said(turn, sentences)}"
 
 
-def _fields(turn: Turn, sentences: list[Sentence]) -> dict[str, Any]:
+def _read_as(turn: Turn, sentences: list[Sentence], prompt: Turn | None) -> str:
+    """The record as it reads with names for pronouns and absolute dates: what it is
+    embedded as (``fields.read_as``), never what it shows."""
+    when = day_label(turn.event.occurred_at.date())
+    said = _said(turn, sentences, verbatim=False)
+    if prompt is not None:
+        answered = _answered(prompt)
+        asked = "asked" if any(s.question for s in answered) else "said to"
+        before = _said(prompt, answered, verbatim=False)
+        heard = f"On {when}, {prompt.speaker} {asked} {turn.speaker}: {before}"
+        return f"{heard} {turn.speaker} replied: {said}"
+    to = f"said to {turn.addressee}" if turn.addressee else "said"
+    return f"On {when}, {turn.speaker} {to}: {said}"
+
+
+def _fields(turn: Turn, sentences: list[Sentence], prompt: Turn | None) -> dict[str, Any]:
     counts = Counter(singular(w) for s in sentences for w in s.words)
     fields: dict[str, Any] = {
+        "read_as": _read_as(turn, sentences, prompt),
         "speaker": turn.speaker,
         "date": turn.event.occurred_at.date().isoformat(),
         "topics": [w for w, _ in counts.most_common(5)],
@@ -117,7 +135,7 @@ def episodic_item(
         importance=min(0.6, 0.25 + 0.02 * weight),
         source_event_ids=tuple(sorted({turn.event.id, *([prompt.event.id] if prompt else [])})),
         valid_from=turn.event.occurred_at,
-        fields=_fields(turn, sentences),
+        fields=_fields(turn, sentences, prompt),
     )
 
 

@@ -25,6 +25,7 @@ class Reading:
     predicate: str
     confidence: float
     negative: bool = False
+    rule: str | None = None  # the rule table's row that gave it (:mod:`.rule_table`)
 
 
 @dataclass(frozen=True, slots=True)

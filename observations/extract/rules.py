@@ -80,14 +80,6 @@ _NOT_ACTIONS = words(
 )
 
 
-def earning(f: Frame) -> Reading | None:
-    """What one earns: "I make 85k", "I earn $4,000 a month"."""
-    amounts = [o for o in f.kids("dobj") if o.tag == "CD" or any(c.isdigit() for c in o.text)]
-    if f.lemma not in ("make", "earn") or not amounts or f.past:
-        return None
-    return _reading(f, "identity", "salary", amounts[0].i, 0.8)
-
-
 def called(f: Frame) -> Reading | None:
     """The name one goes by: "everyone calls me Lexi", "I go by Alexandra now"."""
     if f.lemma == "call" and any(k.lower == "me" for k in f.kids("dobj", "dative", "nsubj")):
@@ -440,7 +432,6 @@ RULES: tuple[Rule, ...] = (
     naming,
     copula,
     called,
-    earning,
     status,
     goal,
     liking,

@@ -480,6 +480,8 @@ def _fields(turn: Turn, atom: Atom, owner: str) -> dict[str, Any]:
     }
     if owner != turn.event.actor_id:
         fields["said_by"] = turn.event.actor_id
+    if reading.rule is not None:
+        fields["rule"] = reading.rule
     if reading.kind == "identity" and reading.topic in ("city", "origin"):
         fields["location"] = atom.value
     if atom.persons:

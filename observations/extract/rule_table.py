@@ -1,0 +1,193 @@
+"""Typing rules as data: each row a declarative trigger on a clause, what it gives, and its
+own examples and counter-examples.
+
+A row matches a clause when the clause states something (no question, condition or
+hedge), its head's lemma is one of ``heads`` (any, when empty), it holds a value of the
+row's type (:mod:`.values`: money, a dose) and the person the fact is about stands where
+``person`` says:
+
+* ``subject`` — the clause's subject is the person ("i'm on 48k", "i make 85k");
+* ``object`` — someone else acts on the person ("they bumped me to 68k", "the doc put me
+  on metformin"); a clause with no object but the value counts too ("they're paying 55k",
+  said of one's own pay): it names nobody else;
+* ``owned`` — the subject is a thing of the person's ("my rent is 1450 a month", "rent is
+  900 a month"): the thing's noun completes the key, and without "my" the value must be
+  said with its period, which makes it a standing amount rather than a price once paid.
+
+What a row gives is its kind, the key's attribute (``{thing}``: the owned noun; ``{name}``:
+the name said beside a dose), a statement written from its template, and its confidence.
+The first row that matches a clause gives its fact; :func:`matching_row` is the one
+generic matcher, and the test suite runs every row's examples (each must give the row's
+key) and counter-examples (none may) through the whole extractor, naming the row that
+failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from observations.extract.analysis import Parsed, Word
+from observations.extract.clauses import SUBJECTS, Clause
+from observations.extract.frames import Frame
+from observations.extract.values import Value, ValueType, typed_values
+
+Person = Literal["subject", "object", "owned"]
+_ME = frozenset(("me", "us"))
+_OBJECTS = ("dobj", "dative", "pobj")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    name: str
+    heads: frozenset[str]  # the clause head's lemmas (empty: any verb)
+    value: ValueType
+    person: Person
+    kind: str
+    attribute: str  # the key's topic; "{thing}" the owned noun, "{name}" the named thing
+    template: str  # the statement: {person}, {thing}, {name}, {value}
+    confidence: float
+    examples: tuple[str, ...]
+    counter_examples: tuple[str, ...]
+    past: bool = False  # whether a past tense may say it ("the tickets were 40 quid": no)
+
+
+def _row(name: str, heads: str, value: ValueType, person: Person, gives: tuple[str, str, str],
+         confidence: float, examples: Sequence[str], counter: Sequence[str],
+         past: bool = False) -> Row:  # fmt: skip
+    kind, attribute, template = gives
+    return Row(name, frozenset(heads.split()), value, person, kind, attribute, template,
+               confidence, tuple(examples), tuple(counter), past)  # fmt: skip
+
+
+_SALARY = ("identity", "salary", "{person} earns {value}.")
+ROWS: tuple[Row, ...] = (
+    _row("salary-on", "be", "money", "subject", _SALARY, 0.8,
+         ["i'm on 60k now", "im on 48k which is way more than the old place"],
+         ["i'm on 5k steps a day", "we're on 3 kids already"]),
+    _row("salary-earned", "make earn", "money", "subject", _SALARY, 0.8,
+         ["I make 85k", "I earn $4,000 a month", "i make 60k a year at the clinic"],
+         ["I made 300 bucks at the yard sale", "I make pasta every friday"]),
+    _row("salary-paid", "pay bump raise up", "money", "object", _SALARY, 0.8,
+         ["they bumped me to 68k", "they're paying me 55k", "they're paying 55k"],
+         ["i paid 2k for the car", "they're paying the builder 5k", "they offered me 70k"],
+         past=True),
+    _row("amount-owned", "be cost run", "money", "owned",
+         ("identity", "{thing}", "{person}'s {thing} is {value}."), 0.8,
+         ["rent is 1450 a month", "my mortgage is $900 a month", "my salary is 140k",
+          "the rent is 1200 a month"],
+         ["the tickets were 40 quid", "the ticket is 40 dollars", "my car was 6k"]),
+    _row("dose", "", "dose", "subject",
+         ("constraint", "medication:{name}", "{person} takes {name} {value}."), 0.8,
+         ["i'm on sitagliptin 100mg once a day now", "started on sertraline 50 mg",
+          "i take 20mg of omeprazole every morning"],
+         ["i drank 500ml of water", "the tablets come in 50mg and 100mg"], past=True),
+    _row("dose-given", "", "dose", "object",
+         ("constraint", "medication:{name}", "{person} takes {name} {value}."), 0.8,
+         ["the doc put me on metformin, 500mg twice a day",
+          "my gp started me on levothyroxine 50mcg"],
+         ["the pharmacy was out of ibuprofen 200mg"], past=True),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    row: Row
+    value: Value
+    thing: Word | None  # the owned noun ("rent"), for an ``owned`` row
+    name: str | None  # the named thing beside a dose ("metformin")
+
+
+def matching_row(frame: Frame, about: Person | None, owned: Word | None) -> Match | None:
+    """The first row that matches the clause, given where the clause names its person:
+    ``about`` is "subject" when its subject is the person, "object" when the person is
+    acted on, "owned" when its subject is ``owned``, a thing of the person's."""
+    if about is None:
+        return None
+    parsed, clause = frame.parsed, frame.clause
+    values = typed_values(parsed, clause.words)
+    for row in ROWS:
+        if row.person != about or (row.heads and frame.lemma not in row.heads):
+            continue
+        if frame.past and not row.past:
+            continue
+        value = next((v for v in values if v.type == row.value), None)
+        if value is None:
+            continue
+        if row.person == "object" and _others_acted_on(parsed, clause, value):
+            continue
+        if row.person == "owned" and not _owned_amount(parsed, owned, value):
+            continue
+        name = _named_with(parsed, clause, value) if "{name}" in row.attribute else None
+        if "{name}" in row.attribute and name is None:
+            continue
+        return Match(row, value, owned, name)
+    return None
+
+
+def acted_on(parsed: Parsed, clause: Clause) -> bool:
+    """Whether the speaker is acted on in the clause ("bumped me", "put me on") and its
+    subject is someone or something else."""
+    subject = parsed.words[clause.subject] if clause.subject is not None else None
+    if subject is not None and subject.lower in ("i", "we"):
+        return False
+    return any(
+        parsed.words[i].lower in _ME and parsed.words[i].dep in _OBJECTS for i in clause.words
+    )
+
+
+def _others_acted_on(parsed: Parsed, clause: Clause, value: Value) -> bool:
+    """Someone other than the speaker is the clause's object ("paying the builder 5k")."""
+    for i in clause.words:
+        word = parsed.words[i]
+        if i in value.words or word.dep not in ("dobj", "dative") or word.lower in _ME:
+            continue
+        if word.pos in ("NOUN", "PROPN", "PRON"):
+            return True
+    return False
+
+
+def _owned_amount(parsed: Parsed, thing: Word | None, value: Value) -> bool:
+    """An amount of a thing of the person's: said with "my", or with its period."""
+    if thing is None or thing.pos != "NOUN" or thing.tag in ("NNS", "NNPS"):
+        return False
+    owners = parsed.kids(thing.i, "poss")
+    return bool(owners) or value.periodic
+
+
+def _named_with(parsed: Parsed, clause: Clause, value: Value) -> str | None:
+    """The thing a dose is of: the noun right before it ("sitagliptin 100mg"), the object
+    of "on" ("put me on metformin, 500mg"), or what "of" follows it with ("20mg of
+    omeprazole")."""
+    words = parsed.words
+    after = value.words.stop
+    of = after + 1 < len(words) and words[after].lower == "of" and after + 1 in clause.words
+    if of and words[after + 1].pos in ("NOUN", "PROPN"):
+        return words[after + 1].lower
+    before = value.words.start - 1
+    while before >= 0 and words[before].pos == "PUNCT":
+        before -= 1
+    if before in clause.words and words[before].lower not in _ME:
+        named = words[before].pos in ("NOUN", "PROPN")
+        if named or (words[before].dep == "amod" and words[before].head in value.words):
+            return words[before].lower  # an unknown name the tagger took for an adjective
+    return None
+
+
+def person_in(parsed: Parsed, clause: Clause, subject_is_person: bool) -> Person | None:
+    """Where the clause names its person for the rows: as its subject, acted on, or not."""
+    if subject_is_person:
+        return "subject"
+    if acted_on(parsed, clause) or _no_other(parsed, clause):
+        return "object"
+    return None
+
+
+def _no_other(parsed: Parsed, clause: Clause) -> bool:
+    """A clause whose subject is "they" (an employer, a clinic) and that names no one
+    acted on: "they're paying 55k"."""
+    if clause.subject is None:
+        return False
+    subject = parsed.words[clause.subject]
+    return subject.lower == "they" and subject.dep in SUBJECTS
