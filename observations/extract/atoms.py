@@ -44,9 +44,17 @@ from observations.extract.references import (
     written,
 )
 from observations.extract.render import render, sentence_case, strip_article
-from observations.extract.rule_table import Match, Person, matching_row, person_in
+from observations.extract.rule_table import (
+    FIRST_ROWS,
+    LAST_ROWS,
+    Match,
+    Person,
+    Row,
+    matching_row,
+    person_in,
+)
 from observations.extract.rules import read
-from observations.extract.topics import role
+from observations.extract.topics import noun_topic, role
 from observations.extract.vocabulary import (
     BARE_INFINITIVE_AFTER,
     COGNITION,
@@ -112,15 +120,15 @@ def clause_atom(
     if not _factual(parsed, clause) or _of_another(parsed, clause, speech):
         return None
     subject = _about(parsed, clause, speech)
-    typed = _typed_atom(parsed, clause, speech, subject, dates)
+    typed = _typed_atom(parsed, clause, speech, subject, dates, FIRST_ROWS)
     if typed is not None or subject is None:
-        return typed
+        return typed or _typed_atom(parsed, clause, speech, subject, dates, LAST_ROWS)
     about, noun = subject
     words = _statement_words(parsed, clause, dates)
     replace = voice(parsed, clause, words, speech)
     reading = read(frame_of(parsed, clause, noun)) if replace is not None else None
     if replace is None or reading is None:
-        return None
+        return _typed_atom(parsed, clause, speech, subject, dates, LAST_ROWS)
     inside = tuple(d for d in dates if any(d.span[0] <= parsed.words[i].start < d.span[1]
                                            for i in words))  # fmt: skip
     statement = sentence_case(render(parsed, words, replace, inside))
@@ -135,6 +143,7 @@ def _typed_atom(
     speech: Speech,
     subject: tuple[Referent, Word | None] | None,
     dates: Sequence[ResolvedDate],
+    rows: Sequence[Row],
 ) -> Atom | None:
     """The clause as a row of the rule table reads it (:mod:`.rule_table`): a typed value
     of the person's. A clause whose subject names the person is its own statement ("Tom
@@ -151,7 +160,7 @@ def _typed_atom(
     if thing is not None:
         readings.append((speech.me, "owned", thing))
     for n, (about, where, owned) in enumerate(readings):
-        found = matching_row(frame_of(parsed, clause, owned), where, owned)
+        found = matching_row(frame_of(parsed, clause, owned), where, owned, dates, rows)
         if found is None:
             continue
         atom = _row_atom(parsed, clause, about, found)
@@ -176,14 +185,24 @@ def _own_statement(
 
 def _row_atom(parsed: Parsed, clause: Clause, about: Referent, found: Match) -> Atom:
     row, value = found.row, found.value
-    slots = {"person": about.name, "thing": found.thing.lower if found.thing else "",
-             "name": found.name or "", "value": value.text}  # fmt: skip
+    thing = _thing(parsed, clause, found.thing) if found.thing is not None else ""
+    topic = noun_topic(parsed, found.thing.i) if found.thing is not None else ""
+    slots = {"person": about.name, "thing": thing, "topic": topic, "name": found.name or "",
+             "value": value.text}  # fmt: skip
     topic = row.attribute.format(**slots)
     negative = frame_of(parsed, clause, found.thing).negative
     reading = Reading(row.kind, topic, value.number, parsed.words[clause.head].lemma,
                       row.confidence, negative, row.name)  # fmt: skip
     statement = sentence_case(row.template.format(**slots))
     return Atom(about, reading, statement, value.text, (), ())
+
+
+def _thing(parsed: Parsed, clause: Clause, noun: Word) -> str:
+    """The thing's phrase without its article or owner, within the clause ("my dentist
+    appointment" → "dentist appointment")."""
+    said = [i for i in parsed.subtree(noun.i) if i in clause.words]
+    kept = [parsed.words[i] for i in said if parsed.words[i].dep not in ("det", "poss", "case")]
+    return "".join(w.text + (" " if w.space else "") for w in kept).strip().lower()
 
 
 def _unowned_thing(parsed: Parsed, clause: Clause) -> Word | None:

@@ -43,8 +43,12 @@ class SessionEvent:
 
     @property
     def speaker(self) -> str:
-        """The name used in self-contained statements."""
-        return self.actor_name or self.actor_id
+        """The name used in self-contained statements: the display name, written as a name
+        when it was typed all in lower case ("ines" → "Ines", "maya chen" → "Maya Chen")."""
+        if not self.actor_name:
+            return self.actor_id
+        name = self.actor_name
+        return name.title() if name.islower() and name.replace(" ", "").isalpha() else name
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@ own examples and counter-examples.
 
 A row matches a clause when the clause states something (no question, condition or
 hedge), its head's lemma is one of ``heads`` (any, when empty), it holds a value of the
-row's type (:mod:`.values`: money, a dose) and the person the fact is about stands where
+row's type (:mod:`.values`: money, a dose; or a date as the complement of "be", from
+:mod:`.dates`) and the person the fact is about stands where
 ``person`` says:
 
 * ``subject`` — the clause's subject is the person ("i'm on 48k", "i make 85k");
@@ -11,11 +12,15 @@ row's type (:mod:`.values`: money, a dose) and the person the fact is about stan
   on metformin"); a clause with no object but the value counts too ("they're paying 55k",
   said of one's own pay): it names nobody else;
 * ``owned`` — the subject is a thing of the person's ("my rent is 1450 a month", "rent is
-  900 a month"): the thing's noun completes the key, and without "my" the value must be
-  said with its period, which makes it a standing amount rather than a price once paid.
+  900 a month"): the thing's noun completes the key, and without "my" an amount must be
+  said with its period, which makes it a standing amount rather than a price once paid;
+  a date, when the thing is said with "my" or bare ("annual review is a week from
+  today"), not with "the" (whose wedding is "the wedding"?).
 
-What a row gives is its kind, the key's attribute (``{thing}``: the owned noun; ``{name}``:
-the name said beside a dose), a statement written from its template, and its confidence.
+A row is tried before the rules written as code (:mod:`.rules`), or, when ``last``, only
+where none of them reads the clause. What a row gives is its kind, the key's attribute
+(``{topic}``: the owned thing's topic; ``{name}``: the name said beside a dose), a
+statement written from its template, and its confidence.
 The first row that matches a clause gives its fact; :func:`matching_row` is the one
 generic matcher, and the test suite runs every row's examples (each must give the row's
 key) and counter-examples (none may) through the whole extractor, naming the row that
@@ -30,6 +35,7 @@ from typing import Literal
 
 from observations.extract.analysis import Parsed, Word
 from observations.extract.clauses import SUBJECTS, Clause
+from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Frame
 from observations.extract.values import Value, ValueType, typed_values
 
@@ -45,20 +51,21 @@ class Row:
     value: ValueType
     person: Person
     kind: str
-    attribute: str  # the key's topic; "{thing}" the owned noun, "{name}" the named thing
-    template: str  # the statement: {person}, {thing}, {name}, {value}
+    attribute: str  # the key's topic; "{topic}" the owned thing's, "{name}" the named thing
+    template: str  # the statement: {person}, {thing} (the owned thing), {name}, {value}
     confidence: float
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
     past: bool = False  # whether a past tense may say it ("the tickets were 40 quid": no)
+    last: bool = False  # tried only where no rule of :mod:`.rules` reads the clause
 
 
 def _row(name: str, heads: str, value: ValueType, person: Person, gives: tuple[str, str, str],
          confidence: float, examples: Sequence[str], counter: Sequence[str],
-         past: bool = False) -> Row:  # fmt: skip
+         past: bool = False, last: bool = False) -> Row:  # fmt: skip
     kind, attribute, template = gives
     return Row(name, frozenset(heads.split()), value, person, kind, attribute, template,
-               confidence, tuple(examples), tuple(counter), past)  # fmt: skip
+               confidence, tuple(examples), tuple(counter), past, last)  # fmt: skip
 
 
 _SALARY = ("identity", "salary", "{person} earns {value}.")
@@ -74,7 +81,7 @@ ROWS: tuple[Row, ...] = (
          ["i paid 2k for the car", "they're paying the builder 5k", "they offered me 70k"],
          past=True),
     _row("amount-owned", "be cost run", "money", "owned",
-         ("identity", "{thing}", "{person}'s {thing} is {value}."), 0.8,
+         ("identity", "{topic}", "{person}'s {thing} is {value}."), 0.8,
          ["rent is 1450 a month", "my mortgage is $900 a month", "my salary is 140k",
           "the rent is 1200 a month"],
          ["the tickets were 40 quid", "the ticket is 40 dollars", "my car was 6k"]),
@@ -88,7 +95,15 @@ ROWS: tuple[Row, ...] = (
          ["the doc put me on metformin, 500mg twice a day",
           "my gp started me on levothyroxine 50mcg"],
          ["the pharmacy was out of ibuprofen 200mg"], past=True),
+    _row("plan-dated", "be", "date", "owned",
+         ("event", "{topic}", "{person}'s {thing} is {value}."), 0.8,
+         ["annual review is a week from today", "dentist appointment is on the 21st",
+          "parents evening is next thursday"],
+         ["the weather is nice today", "the wedding is on the 21st", "my week was busy",
+          "my birthday party was on the 2nd"], last=True),
 )  # fmt: skip
+FIRST_ROWS = tuple(row for row in ROWS if not row.last)
+LAST_ROWS = tuple(row for row in ROWS if row.last)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +114,25 @@ class Match:
     name: str | None  # the named thing beside a dose ("metformin")
 
 
-def matching_row(frame: Frame, about: Person | None, owned: Word | None) -> Match | None:
+def matching_row(
+    frame: Frame,
+    about: Person | None,
+    owned: Word | None,
+    dates: Sequence[ResolvedDate] = (),
+    rows: Sequence[Row] = ROWS,
+) -> Match | None:
     """The first row that matches the clause, given where the clause names its person:
     ``about`` is "subject" when its subject is the person, "object" when the person is
-    acted on, "owned" when its subject is ``owned``, a thing of the person's."""
+    acted on, "owned" when its subject is ``owned``, a thing of the person's; ``dates``
+    are the date phrases of the clause's text."""
     if about is None:
         return None
     parsed, clause = frame.parsed, frame.clause
     values = typed_values(parsed, clause.words)
-    for row in ROWS:
+    dated = _date_complement(frame, dates)
+    if dated is not None:
+        values.append(dated)
+    for row in rows:
         if row.person != about or (row.heads and frame.lemma not in row.heads):
             continue
         if frame.past and not row.past:
@@ -117,7 +142,7 @@ def matching_row(frame: Frame, about: Person | None, owned: Word | None) -> Matc
             continue
         if row.person == "object" and _others_acted_on(parsed, clause, value):
             continue
-        if row.person == "owned" and not _owned_amount(parsed, owned, value):
+        if row.person == "owned" and not _owned(parsed, owned, value):
             continue
         name = _named_with(parsed, clause, value) if "{name}" in row.attribute else None
         if "{name}" in row.attribute and name is None:
@@ -148,12 +173,34 @@ def _others_acted_on(parsed: Parsed, clause: Clause, value: Value) -> bool:
     return False
 
 
-def _owned_amount(parsed: Parsed, thing: Word | None, value: Value) -> bool:
-    """An amount of a thing of the person's: said with "my", or with its period."""
+def _owned(parsed: Parsed, thing: Word | None, value: Value) -> bool:
+    """A value of a thing of the person's: said with "my"; an amount without it, with its
+    period ("rent is 900 a month"); a date without it, bare ("annual review is friday")."""
     if thing is None or thing.pos != "NOUN" or thing.tag in ("NNS", "NNPS"):
         return False
-    owners = parsed.kids(thing.i, "poss")
-    return bool(owners) or value.periodic
+    if parsed.kids(thing.i, "poss"):
+        return True
+    if value.type == "date":
+        return not parsed.kids(thing.i, "det")
+    return value.periodic
+
+
+def _date_complement(frame: Frame, dates: Sequence[ResolvedDate]) -> Value | None:
+    """A date said as what "be" says of its subject ("my review is on 3 June", "annual
+    review is a week from today"): the first words after the verb are the date's, and no
+    adjective or other complement is said of the subject."""
+    parsed, clause = frame.parsed, frame.clause
+    if frame.lemma != "be" or frame.kids("acomp"):
+        return None
+    after = [i for i in clause.words if i > frame.head.i and parsed.words[i].pos != "PUNCT"]
+    if not after:
+        return None
+    first = parsed.words[after[0]]
+    for date in dates:
+        if date.span[0] <= first.start < date.span[1]:
+            inside = [i for i in after if parsed.words[i].start < date.span[1]]
+            return Value("date", range(inside[0], inside[-1] + 1), date.phrase, first.i, False)
+    return None
 
 
 def _named_with(parsed: Parsed, clause: Clause, value: Value) -> str | None:

@@ -25,7 +25,7 @@ from typing import Literal
 
 from observations.extract.analysis import Parsed, Word
 
-ValueType = Literal["money", "dose"]
+ValueType = Literal["money", "dose", "date"]  # a date comes from :mod:`.dates`
 
 _NUMBER = re.compile(r"^[$€£]?\d[\d,]*(?:\.\d+)?(?P<suffix>[kKmM]|mg|mcg|µg|iu|IU)?$")
 _CURRENCY_SIGNS = frozenset("$€£")

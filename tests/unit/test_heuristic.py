@@ -259,7 +259,7 @@ def test_the_speaker_giving_their_own_name_is_not_restated() -> None:
         if i.kind == EPISODIC
     ]
     assert item.statement == (
-        "maya, 8 May 2023: I work as a nurse at St. Mary's in Lisbon."
+        "Maya, 8 May 2023: I work as a nurse at St. Mary's in Lisbon."
     )  # the introduction says nothing a header does not
 
 
