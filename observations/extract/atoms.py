@@ -50,6 +50,7 @@ from observations.extract.rule_table import (
     Match,
     Person,
     Row,
+    acted_on,
     matching_row,
     person_in,
 )
@@ -77,6 +78,7 @@ _EMPHATIC = words("myself ourselves yourself yourselves himself herself themselv
 # said after a comma at the end ("lol", "tbh" and the like are gone already: text.tidy)
 _TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though rn")
 _QUOTES = frozenset(('"', "“", "”", "''", "``"))
+_ENDS = frozenset((".", "!", "?", ":", ";"))  # marks that end what is said before a clause
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
 _SPEAKER_WORDS = frozenset(("i", "we"))
 _FINITE = ("VBD", "VBZ", "VBP", "MD")
@@ -147,8 +149,9 @@ def _typed_atom(
 ) -> Atom | None:
     """The clause as a row of the rule table reads it (:mod:`.rule_table`): a typed value
     of the person's. A clause whose subject names the person is its own statement ("Tom
-    Okafor makes 72k right now at the agency."); one that names them otherwise is stated
-    from the row's template ("they bumped me to 68k": "Ines Duarte earns 68k.")."""
+    Okafor makes 72k right now at the agency."), unless its row says its words are
+    unclear ("i'm on 60k"); one that names them otherwise is stated from the row's
+    template ("they bumped me to 68k": "Ines Duarte earns 68k.")."""
     readings: list[tuple[Referent, Person, Word | None]] = []
     if subject is not None:
         about, owned = subject
@@ -164,7 +167,8 @@ def _typed_atom(
         if found is None:
             continue
         atom = _row_atom(parsed, clause, about, found)
-        own = _own_statement(parsed, clause, dates, speech) if n == 0 and subject else None
+        said_of = n == 0 and subject is not None and not found.row.templated
+        own = _own_statement(parsed, clause, dates, speech) if said_of else None
         return atom if own is None else dataclasses.replace(atom, statement=own[0], dates=own[1])
     return None
 
@@ -330,6 +334,8 @@ def _about(parsed: Parsed, clause: Clause, speech: Speech) -> tuple[Referent, Wo
     person = named(parsed, word, speech)
     if person is not None:
         return person, None
+    if word.pos == "PROPN" and parsed.entity(word.i) and acted_on(parsed, clause):
+        return speech.me, None  # "Amazon cut my OT": what befell the speaker
     owners = parsed.kids(word.i, "poss")
     if owners and word.pos == "NOUN":
         owner = pronoun(owners[0], speech) if is_pronoun(owners[0]) else None
@@ -363,6 +369,9 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
             described -= {*parsed.subtree(clause.head), *_punctuation(parsed, described)}
         words |= described
     start = parsed.words[clause.subject].left
+    ends = [i for i in words if i < start and parsed.words[i].text in _ENDS]
+    if ends:  # "Meh. dana is making me…", "For the group: I hurt…": said before, apart
+        words = {i for i in words if i > max(ends)}
     lead = [parsed.words[i] for i in sorted(words) if i < start and parsed.words[i].pos != "PUNCT"]
     dated = [w for w in lead if any(d.span[0] <= w.start < d.span[1] for d in dates)]
     commas = any(parsed.words[i].text == "," for i in words if i < start)

@@ -58,21 +58,22 @@ class Row:
     counter_examples: tuple[str, ...]
     past: bool = False  # whether a past tense may say it ("the tickets were 40 quid": no)
     last: bool = False  # tried only where no rule of :mod:`.rules` reads the clause
+    templated: bool = False  # stated from the template even when the clause names the person
 
 
 def _row(name: str, heads: str, value: ValueType, person: Person, gives: tuple[str, str, str],
          confidence: float, examples: Sequence[str], counter: Sequence[str],
-         past: bool = False, last: bool = False) -> Row:  # fmt: skip
+         past: bool = False, last: bool = False, templated: bool = False) -> Row:  # fmt: skip
     kind, attribute, template = gives
     return Row(name, frozenset(heads.split()), value, person, kind, attribute, template,
-               confidence, tuple(examples), tuple(counter), past, last)  # fmt: skip
+               confidence, tuple(examples), tuple(counter), past, last, templated)  # fmt: skip
 
 
 _SALARY = ("identity", "salary", "{person} earns {value}.")
 ROWS: tuple[Row, ...] = (
     _row("salary-on", "be", "money", "subject", _SALARY, 0.8,
          ["i'm on 60k now", "im on 48k which is way more than the old place"],
-         ["i'm on 5k steps a day", "we're on 3 kids already"]),
+         ["i'm on 5k steps a day", "we're on 3 kids already"], templated=True),
     _row("salary-earned", "make earn", "money", "subject", _SALARY, 0.8,
          ["I make 85k", "I earn $4,000 a month", "i make 60k a year at the clinic"],
          ["I made 300 bucks at the yard sale", "I make pasta every friday"]),
@@ -92,7 +93,7 @@ ROWS: tuple[Row, ...] = (
          ["i drank 500ml of water", "the tablets come in 50mg and 100mg"], past=True),
     _row("dose-given", "", "dose", "object",
          ("constraint", "medication:{name}", "{person} takes {name} {value}."), 0.8,
-         ["the doc put me on metformin, 500mg twice a day",
+         ["they put me on metformin, 500mg twice a day",
           "my gp started me on levothyroxine 50mcg"],
          ["the pharmacy was out of ibuprofen 200mg"], past=True),
     _row("plan-dated", "be", "date", "owned",
@@ -152,14 +153,18 @@ def matching_row(
 
 
 def acted_on(parsed: Parsed, clause: Clause) -> bool:
-    """Whether the speaker is acted on in the clause ("bumped me", "put me on") and its
-    subject is someone or something else."""
+    """Whether the speaker is acted on in the clause, or a thing of theirs is ("bumped
+    me", "put me on", "cut my hours"), and its subject is someone or something else."""
     subject = parsed.words[clause.subject] if clause.subject is not None else None
     if subject is not None and subject.lower in ("i", "we"):
         return False
-    return any(
-        parsed.words[i].lower in _ME and parsed.words[i].dep in _OBJECTS for i in clause.words
-    )
+    for i in clause.words:
+        word = parsed.words[i]
+        if word.lower in _ME and word.dep in _OBJECTS:
+            return True
+        if word.lower in ("my", "our") and parsed.words[word.head].dep in _OBJECTS:
+            return True
+    return False
 
 
 def _others_acted_on(parsed: Parsed, clause: Clause, value: Value) -> bool:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import Any
 
-from observations.extract.analysis import Parsed, Word, analyse
+from observations.extract.analysis import Parsed, Word, analyse, with_entities
 from observations.extract.atoms import Atom, sentence_atoms
 from observations.extract.base import PROFILE_KINDS, Extracted
 from observations.extract.corrections import (
@@ -97,6 +97,7 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
     pending = [(t, s) for t in turns if t.event.role == "user" for s in t.sentences]
     pending = [(t, s) for t, s in pending if not _only_a_question(s)]
     parsed = _with_subjects(analyse([s.text for _, s in pending]), [s for _, s in pending])
+    parsed = _with_names_typed(parsed, cast)
     heard = Heard()
     speeches: dict[int, Speech] = {}
     hits: list[FactHit] = []
@@ -246,6 +247,24 @@ def _names_a_group(text: str) -> bool:
     """ "your dogs", "my two kids", "our children": an owned plural of a relation's role."""
     words = [w.lower() for pair in _OWNED.findall(text) for w in pair if w]
     return any(w == "children" or (singular(w) != w and singular(w) in ROLES) for w in words)
+
+
+def _with_names_typed(
+    parsed: list[tuple[Parsed, tuple[ResolvedDate, ...]]], cast: Cast
+) -> list[tuple[Parsed, tuple[ResolvedDate, ...]]]:
+    """The parses that name someone by a proper noun who is no member of the session,
+    with their entity types read: such a name is a person only when the NER says so
+    ("Sheffield has better crags", "Gym moved my assessment": no one's facts)."""
+    need = [
+        n
+        for n, (view, _) in enumerate(parsed)
+        if any(w.pos == "PROPN" and cast.find(w.text) is None for w in view.words)
+    ]
+    typed = with_entities([parsed[n][0] for n in need])
+    found = list(parsed)
+    for n, view in zip(need, typed, strict=True):
+        found[n] = (view, found[n][1])
+    return found
 
 
 def _with_subjects(
