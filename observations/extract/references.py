@@ -238,25 +238,26 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
     if kin_name(parsed, word):
         return _relation(parsed, parsed.words[word.i - 1], speech, word)  # "my sister lena"
     if word.pos == "PROPN" and word.dep != "compound" and _bare_name(parsed, word):
-        if not _maybe_a_person(parsed, word):
-            return None  # a place, an organisation, a word capitalised to open a sentence
         given = word.lower
         if given in DAYS_NAMED:  # "vday is friday and my gf says she…": no "she"
             return None
         if given in speech.heard.roles:
             role_of = speech.heard.roles[given]
             return Referent("relation", word.text, speech.speaker, role_of, given)
+        if not _maybe_a_person(parsed, word):
+            return None  # a place, an organisation, a word capitalised to open a sentence
         return Referent("outsider", name_of(parsed, word.i), None, None, given)
     return None
 
 
 def _maybe_a_person(parsed: Parsed, word: Word) -> bool:
     """Whether a proper noun may name a person, by its entity type where it was read: a
-    person's name, or no type at all where the capital says something (not at the start
-    of a sentence: "Gym moved my assessment", "Cool. tried…"); never a place or an
-    organisation ("Sheffield has better crags")."""
+    person's name, or an organisation's (the small model takes rare given names for
+    one: "Cassius is giving a talk"), or no type at all where the capital says something
+    (not at the start of a sentence: "Gym moved my assessment", "Cool. tried…"); never a
+    place or any other type ("Sheffield has better crags")."""
     entity = parsed.entity(word.i)
-    if entity is None or entity == "PERSON":
+    if entity is None or entity in ("PERSON", "ORG"):
         return True
     first = any(word.i == sentence.start for sentence in parsed.sentences)
     return entity == "" and not first

@@ -370,3 +370,21 @@ def test_a_day_or_a_feast_the_tagger_reads_as_a_name_is_nobody_she_can_mean() ->
                     "'low key' which means its a test lol"),
             ("tom", "she loves ramen and bad horror movies"), ("atlas", "Noted!")]  # fmt: skip
     assert all(not f.statement.startswith(("Vday", "Friday")) for f in facts(said))
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Sheffield has way better crags than here",  # a place
+        "Gym moved my fitness assessment to march",  # a capital that opens a sentence
+        "Cool. tried an oat milk latte at the new place",
+    ],
+)
+def test_a_proper_noun_that_names_no_person_makes_no_one_s_fact(said: str) -> None:
+    found = facts([("maya", said)])
+    assert not [f for f in found if f.key.startswith("relationship:")], [f.key for f in found]
+
+
+def test_a_person_named_in_passing_keeps_their_facts() -> None:
+    found = facts([("maya", "my coworker said Priya is moving to Berlin in june")])
+    assert any(f.key.startswith("relationship:priya") for f in found), [f.key for f in found]
