@@ -279,7 +279,10 @@ def _mark(parsed: Parsed, head: int, kept: list[int], link: str) -> tuple[str | 
 def _without_links(parsed: Parsed, own: list[int], head: int, heads: set[int]) -> list[int]:
     """``own`` without the words that link clauses: conjunctions, marks, interjections."""
     starts = [parsed.words[k.i].left for k in parsed.kids(head, "conj") if k.i in heads]
-    drop = {k.i for k in parsed.kids(head, "mark")} | _asides(parsed, own)
+    marks = {k.i for k in parsed.kids(head, "mark")}
+    # an adverb right before the mark belongs to it: "ever since", "even though", "right after"
+    leading = {i - 1 for i in marks if i > 0 and parsed.words[i - 1].dep == "advmod"}
+    drop = marks | {i for i in leading if parsed.words[i].head == head} | _asides(parsed, own)
     for i in own:
         word = parsed.words[i]
         linking = word.dep == "cc" and word.head == head and _before_any(parsed, i, starts)

@@ -72,7 +72,7 @@ ROLES = words(
     """sister brother bro sibling mom mum mother mama dad father papa parent wife wifey husband
     hubby partner spouse boyfriend girlfriend bf gf fiance fiancee son daughter kid child baby
     grandma grandmother grandpa grandfather grandparent granny aunt auntie uncle cousin niece nephew
-    friend bff bestie roommate flatmate coworker co-worker colleague boss manager mentor
+    friend bff bestie roommate flatmate coworker co-worker colleague boss manager lead mentor
     neighbor neighbour family in-laws dog cat puppy pup pet snake parrot hamster horse rabbit
     bunny turtle teacher therapist coach classmate teammate landlord doctor advisor adviser
     co-advisor supervisor tutor trainer dentist vet babysitter nanny housemate stepmom stepdad
@@ -105,6 +105,7 @@ ROLE_ALIASES = {
     "co-worker": "colleague",
     "neighbour": "neighbor",
     "boss": "manager",
+    "lead": "manager",  # "my lead", "my team lead": whom one reports to
     "flatmate": "roommate",
     "housemate": "roommate",
     "adviser": "advisor",

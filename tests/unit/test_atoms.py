@@ -1245,3 +1245,15 @@ def test_years_ago_this_week_is_that_week_years_back() -> None:
     assert [f.statement for f in found] == [
         "Tom Okafor got married in the week of 5 September 2022."
     ]
+
+
+def test_an_adverb_before_a_clauses_mark_goes_with_the_mark() -> None:
+    found = facts([("tom", "ever since i joined halvard games the commute is short")])
+    assert [f.statement for f in found if "halvard" in f.statement] == [
+        "Tom Okafor joined halvard games."
+    ]
+
+
+def test_ones_lead_is_ones_manager_and_a_new_one_takes_the_key() -> None:
+    (lead,) = facts([("tom", "priya is my lead now")])
+    assert (lead.key, lead.fields["object"]) == ("relationship:manager", "Priya")
