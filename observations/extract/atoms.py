@@ -196,7 +196,7 @@ def _row_atom(parsed: Parsed, clause: Clause, about: Referent, found: Match) -> 
     topic = row.attribute.format(**slots)
     negative = frame_of(parsed, clause, found.thing).negative
     reading = Reading(row.kind, topic, value.number, parsed.words[clause.head].lemma,
-                      row.confidence, negative, row.name)  # fmt: skip
+                      row.confidence, negative, row.name, value.type)  # fmt: skip
     statement = sentence_case(row.template.format(**slots))
     return Atom(about, reading, statement, value.text, (), ())
 

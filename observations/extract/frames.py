@@ -26,6 +26,7 @@ class Reading:
     confidence: float
     negative: bool = False
     rule: str | None = None  # the rule table's row that gave it (:mod:`.rule_table`)
+    value_type: str | None = None  # the type of its value, when a row read one
 
 
 @dataclass(frozen=True, slots=True)

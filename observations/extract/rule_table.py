@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from observations.extract.analysis import Parsed, Word
+from observations.extract.analysis import Parsed, Word, known_adjective, known_verb
 from observations.extract.clauses import SUBJECTS, Clause
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Frame
@@ -89,7 +89,8 @@ ROWS: tuple[Row, ...] = (
     _row("dose", "", "dose", "subject",
          ("constraint", "medication:{name}", "{person} takes {name} {value}."), 0.8,
          ["i'm on sitagliptin 100mg once a day now", "started on sertraline 50 mg",
-          "i take 20mg of omeprazole every morning"],
+          "i take 20mg of omeprazole every morning",
+          "started levothyroxine 50 mcg this morning"],
          ["i drank 500ml of water", "the tablets come in 50mg and 100mg"], past=True),
     _row("dose-given", "", "dose", "object",
          ("constraint", "medication:{name}", "{person} takes {name} {value}."), 0.8,
@@ -221,10 +222,17 @@ def _named_with(parsed: Parsed, clause: Clause, value: Value) -> str | None:
     while before >= 0 and words[before].pos == "PUNCT":
         before -= 1
     if before in clause.words and words[before].lower not in _ME:
-        named = words[before].pos in ("NOUN", "PROPN")
-        if named or (words[before].dep == "amod" and words[before].head in value.words):
-            return words[before].lower  # an unknown name the tagger took for an adjective
+        word = words[before]
+        # a noun, or a name the tagger did not know and took for an adjective or a verb
+        unknown = word.pos in ("ADJ", "VERB") and word.text.isalpha() and not known_word(word)
+        if word.pos in ("NOUN", "PROPN") or unknown:
+            return word.lower
     return None
+
+
+def known_word(word: Word) -> bool:
+    """Whether the word is an English verb or adjective in the lemmatizer's tables."""
+    return known_verb(word.lower) or known_adjective(word.lower)
 
 
 def person_in(parsed: Parsed, clause: Clause, subject_is_person: bool) -> Person | None:

@@ -46,6 +46,7 @@ from observations.extract.people import Cast, Person
 from observations.extract.references import Heard, Referent, Speech
 from observations.extract.text import CONFIRM_TAG, singular
 from observations.extract.turns import Sentence, Turn
+from observations.extract.values import Value, bare_value, revalued
 from observations.extract.vocabulary import ROLES, UNIQUE_ROLES, words
 
 THIRD_PARTY_CONFIDENCE = 0.7
@@ -116,6 +117,9 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
         reply = answered(view)
         if reply is not None:
             _put_right(asked, turn, sentence, reply, _recent(turns, turn), hits)
+        value = bare_value(view)
+        if value is not None:
+            _revalue(hits, turn, value, _recent(turns, turn))
         into = asked if checked(sentence) is not None else hits
         atoms = sentence_atoms(view, dates, speech)
         right = righted(sentence)
@@ -129,6 +133,34 @@ def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
         for said in passing_facts(view, speech):
             hits.append(FactHit(turn.event.id, sentence.index, passing_fact(turn, said)))
     return [_yearly(hit) for hit in hits]
+
+
+def _revalue(hits: list[FactHit], turn: Turn, value: Value, recent: set[int]) -> None:
+    """ "my rent is 740 a month" … "wait no sorry its 790 now": a bare value said by the
+    speaker just after one of their facts whose value has the same type (:mod:`.values`)
+    is that fact's value put right; the fact keeps its words, with the new value, and rests
+    on both turns."""
+    speaker = turn.event.actor_id
+    for n in range(len(hits) - 1, -1, -1):
+        item = hits[n].item
+        if hits[n].event_id not in recent | {turn.event.id} or item.owner_id != speaker:
+            continue
+        kind = item.fields.get("value_type")
+        if kind not in ("money", "dose") or value.type not in (kind, "number"):
+            continue
+        if "said_by" in item.fields:
+            continue
+        old = str(item.fields.get("object", ""))
+        if not old or old not in item.statement:
+            return
+        right = revalued(old, value)
+        statement = item.statement.replace(old, right, 1)
+        fields = {**item.fields, "object": right}
+        events = tuple(sorted({*item.source_event_ids, turn.event.id}))
+        put_right = replace(item, statement=statement, fields=fields, source_event_ids=events,
+                            valid_from=turn.event.occurred_at)  # fmt: skip
+        hits[n] = replace(hits[n], item=put_right)
+        return
 
 
 _YEARLY = ("birthday", "anniversary")  # topics whose day comes back every year
@@ -501,6 +533,7 @@ def _fields(turn: Turn, atom: Atom, owner: str) -> dict[str, Any]:
         fields["said_by"] = turn.event.actor_id
     if reading.rule is not None:
         fields["rule"] = reading.rule
+        fields["value_type"] = reading.value_type
     if reading.kind == "identity" and reading.topic in ("city", "origin"):
         fields["location"] = atom.value
     if atom.persons:

@@ -25,7 +25,8 @@ from typing import Literal
 
 from observations.extract.analysis import Parsed, Word
 
-ValueType = Literal["money", "dose", "date"]  # a date comes from :mod:`.dates`
+# a date comes from :mod:`.dates`; a bare number only corrects a value of another type
+ValueType = Literal["money", "dose", "date", "number"]
 
 _NUMBER = re.compile(r"^[$€£]?\d[\d,]*(?:\.\d+)?(?P<suffix>[kKmM]|mg|mcg|µg|iu|IU)?$")
 _CURRENCY_SIGNS = frozenset("$€£")
@@ -117,3 +118,45 @@ def _text(parsed: Parsed, span: range) -> str:
         word = parsed.words[i]
         pieces.append(word.text + (" " if word.space and i != span[-1] else ""))
     return "".join(pieces).strip()
+
+
+_IT = frozenset(("it", "its", "it's", "'s", "is"))
+_AROUND = frozenset(
+    ("wait", "no", "nope", "sorry", "actually", "oh", "oops", "now", "ok", "okay", "so", "well")
+)
+
+
+def bare_value(parsed: Parsed) -> Value | None:
+    """What a correction says when it says only a value ("wait no sorry its 790 now", "it's
+    100mg actually", "its 790 now, they raised it"): "it" and "is" with one number, typed
+    or bare (its type then comes from the fact it corrects), and nothing else but words of
+    correcting, up to a comma."""
+    end = next((w.i for w in parsed.words if w.text in (",", ";", "-")), len(parsed.words))
+    said = range(end)
+    rest = [parsed.words[i] for i in said if parsed.words[i].pos != "PUNCT"]
+    rest = [w for w in rest if w.lower not in _AROUND]
+    if not rest or rest[0].lower not in _IT:
+        return None
+    values = typed_values(parsed, said)
+    if not values:
+        numbers = [w for w in rest if w.tag == "CD" and _NUMBER.match(w.text)]
+        if len(numbers) != 1:
+            return None
+        n = numbers[0]
+        values = [Value("number", range(n.i, n.i + 1), n.text, n.i, False)]
+    if len(values) != 1:
+        return None
+    inside = set(values[0].words)
+    others = [w for w in rest if w.i not in inside and w.lower not in _IT]
+    return values[0] if not others else None
+
+
+def revalued(old: str, new: Value) -> str:
+    """The value ``old`` put right by ``new``: a bare number takes the place of the first
+    number in it ("740 a month", "790" → "790 a month"), a typed value replaces it."""
+    if new.type != "number":
+        return new.text
+    return _FIRST_NUMBER.sub(new.text, old, count=1)
+
+
+_FIRST_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")

@@ -56,3 +56,31 @@ def test_no_counter_example_of_a_row_gives_its_fact(case: tuple[Row, str]) -> No
 def test_every_row_has_examples_and_counter_examples_and_a_name_of_its_own() -> None:
     assert len({row.name for row in ROWS}) == len(ROWS)
     assert all(row.examples and row.counter_examples for row in ROWS)
+
+
+def _session_facts(lines: list[str]) -> list[Extracted]:
+    events = [
+        SessionEvent(i + 1, i, "user", "ines", "Ines Duarte", text, SAID)
+        for i, text in enumerate(lines)
+    ]
+    session = SessionInput("t", 1, "chat", SAID, SAID, events)
+    kept = apply_gates(HeuristicExtractor().extract(session), session).items
+    return [i for i in kept if i.kind in FACT_KINDS]
+
+
+def test_a_bare_value_puts_right_the_value_of_its_type_just_said() -> None:
+    (rent,) = _session_facts(
+        ["my rent is 740 a month", "wait no sorry its 790 now, they raised it"]
+    )
+    assert (rent.statement, rent.fields["object"]) == (
+        "Ines Duarte's rent is 790 a month.",
+        "790 a month",
+    )
+    assert rent.source_event_ids == (1, 2)
+    (dose,) = _session_facts(["i'm on sitagliptin 100mg", "sorry it's 50mg"])
+    assert dose.fields["object"] == "50mg"
+
+
+def test_a_bare_value_of_no_fact_said_just_before_corrects_nothing() -> None:
+    (rent,) = _session_facts(["my rent is 740 a month", "it's 3 stops from work"])
+    assert rent.fields["object"] == "740 a month"
