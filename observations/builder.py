@@ -522,10 +522,12 @@ def list_entries(
     owner_id: str | None = None,
     kind: str | None = None,
     limit: int = 1000,
+    statuses: tuple[str, ...] = ("active",),
 ) -> list[dict[str, Any]]:
-    """Active entries of a tenant in event-time order."""
+    """Entries of a tenant in event-time order: the active ones, or those of ``statuses``."""
     with tenant_scope(conn, tenant_id):
-        params = {"tenant_id": tenant_id, "owner_id": owner_id, "kind": kind, "limit": limit}
+        params = {"tenant_id": tenant_id, "owner_id": owner_id, "kind": kind, "limit": limit,
+                  "statuses": list(statuses)}  # fmt: skip
         return conn.execute(Q["list_entries"], params).fetchall()
 
 

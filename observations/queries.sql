@@ -242,7 +242,7 @@ SELECT * FROM memory_entries
  WHERE tenant_id = %(tenant_id)s
    AND (%(owner_id)s::text IS NULL OR owner_id = %(owner_id)s)
    AND (%(kind)s::text IS NULL OR kind = %(kind)s)
-   AND status = 'active'
+   AND status = ANY(%(statuses)s)
  ORDER BY valid_from, id
  LIMIT %(limit)s;
 

@@ -121,6 +121,8 @@ def clause_atom(
 ) -> Atom | None:
     if not _factual(parsed, clause) or _of_another(parsed, clause, speech):
         return None
+    if _done_together(parsed, clause):
+        return None
     subject = _about(parsed, clause, speech)
     typed = _typed_atom(parsed, clause, speech, subject, dates, FIRST_ROWS)
     if typed is not None or subject is None:
@@ -137,6 +139,17 @@ def clause_atom(
     value = _value(parsed, clause, reading, words, replace, inside)
     persons = _persons(parsed, words, about, speech)
     return Atom(about, reading, statement, value, inside, persons) if value else None
+
+
+def _done_together(parsed: Parsed, clause: Clause) -> bool:
+    """ "we" doing something with one another ("we met in an engineering class", "we
+    quickly became friends", "we explore together"): a fact of the group, which the
+    speaker's name alone would misstate ("Jolene met in an engineering class")."""
+    if clause.subject is None or parsed.words[clause.subject].lower not in ("we", "us"):
+        return False
+    said = [parsed.words[i].lower for i in clause.words]
+    reciprocal = "together" in said or ("other" in said and ("each" in said or "one" in said))
+    return reciprocal or parsed.words[clause.head].lemma in ("meet", "become")
 
 
 def _typed_atom(
@@ -388,11 +401,28 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     cut = _so_then(parsed, clause, words)
     if cut is not None:
         words = {i for i in words if i < cut}  # "allergic to peanuts so ideally somewhere…"
+    after = [i for i in words if i > clause.head and parsed.words[i].text in _ENDS]
+    if after:  # "…at 5pm. classic.": what follows the clause's end is said apart
+        words = {i for i in words if i < min(after)}
     said = [i for i in sorted(words) if parsed.words[i].text not in (".", "!", "?")]
     tail = [parsed.words[i] for i in said[-2:]]
     if len(said) > 2 and tail[0].text == "," and tail[1].lower in _TAIL_WORDS:
         words -= set(said[-2:])  # "…on saturday, sorry", "…to berlin, yay"
-    return _closing_quote(parsed, sorted(words))
+    return _closing_quote(parsed, sorted(words - _loose_tail(parsed, clause, said)))
+
+
+def _loose_tail(parsed: Parsed, clause: Clause, said: list[int]) -> set[int]:
+    """A remark set after the clause by its last comma that names nothing and tells no
+    action: "…shellfish, like properly", "…the logbook, all good", "…, ugh"."""
+    commas = [n for n, i in enumerate(said) if parsed.words[i].text == ","]
+    if not commas or commas[-1] <= 1:
+        return set()
+    tail = [parsed.words[i] for i in said[commas[-1] + 1 :]]
+    if not tail or len(tail) > 3 or any(w.i <= clause.head for w in tail):
+        return set()
+    if any(w.pos in ("NOUN", "PROPN", "NUM", "VERB", "PRON") for w in tail):
+        return set()
+    return {said[commas[-1]], *(w.i for w in tail)}
 
 
 def _punctuation(parsed: Parsed, words: set[int]) -> set[int]:

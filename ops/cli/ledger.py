@@ -244,6 +244,16 @@ def _print_entries(rt: Runtime) -> None:
         when = e["valid_from"].strftime("%Y-%m-%d")
         click.echo(f"  [{e['kind']}] {when} {e['owner_id']}: {e['canonical_statement']}")
         click.echo(f"      key={e['key']} from {','.join(e['source_external_ids'])}")
+    ended = list_entries(rt.conn, rt.settings.tenant, statuses=("superseded",))
+    if ended:
+        click.echo(f"\nended entries ({len(ended)}), kept as history:")
+    for e in ended:
+        until = e["valid_to"].strftime("%Y-%m-%d") if e["valid_to"] else "?"
+        click.echo(
+            f"  [{e['kind']}] {e['valid_from']:%Y-%m-%d} to {until} {e['owner_id']}: "
+            f"{e['canonical_statement']}"
+        )
+        click.echo(f"      key={e['key']} superseded by entry {e['superseded_by']}")
 
 
 @click.command()

@@ -1257,3 +1257,24 @@ def test_an_adverb_before_a_clauses_mark_goes_with_the_mark() -> None:
 def test_ones_lead_is_ones_manager_and_a_new_one_takes_the_key() -> None:
     (lead,) = facts([("tom", "priya is my lead now")])
     assert (lead.key, lead.fields["object"]) == ("relationship:manager", "Priya")
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("i'm allergic to shellfish, like properly", "Tom Okafor is allergic to shellfish."),
+        ("found the logbook, all good", "Tom Okafor found the logbook."),
+        ("i love hiking, swimming, and biking", "Tom Okafor loves hiking, swimming, and biking."),
+    ],
+)
+def test_a_remark_after_the_last_comma_that_names_nothing_is_no_part_of_the_fact(
+    said: str, statement: str
+) -> None:
+    assert [f.statement for f in facts([("tom", said)])] == [statement]
+
+
+@pytest.mark.parametrize(
+    "said", ["we met in an engineering class in college", "we go hiking together every week"]
+)
+def test_what_we_do_with_one_another_is_no_fact_of_the_speaker_alone(said: str) -> None:
+    assert facts([("tom", said)]) == []
