@@ -125,12 +125,14 @@ Item = ProfileItem | MemoryItem | SummaryItem | SkillItem | RecentMessage
 
 def render_item(item: Item) -> str:
     """One item as it appears in the prompt, always with its date (in its own timezone):
-    before it, or as its statement begins ("On 8 May 2023, Maya said to Atlas: …")."""
+    before it, or in the header its statement opens with ("Maya to Atlas, 8 May 2023: …",
+    "On 8 May 2023, Maya said to Atlas: …")."""
     match item:
         case ProfileItem():
             return f"[{_day(item.valid_from)}] {item.statement}"
         case MemoryItem():
-            if item.statement.startswith(f"On {day_label(item.valid_from.date())},"):
+            header = item.statement.split(":", 1)[0]
+            if day_label(item.valid_from.date()) in header and header != item.statement:
                 return f"({item.kind}) {item.statement}"  # its date once, in its words
             return f"[{_day(item.valid_from)}] ({item.kind}) {item.statement}"
         case SummaryItem():

@@ -287,6 +287,10 @@ def test_a_memory_whose_statement_begins_with_its_date_shows_the_date_once() -> 
     other_day = memory("On 7 May 2023, Maya said to Leo: Maya prefers oat milk.", kind="episodic")
     assert render_item(said) == "(episodic) On 8 May 2023, Maya said to Leo: Maya prefers oat milk."
     assert render_item(other_day).startswith("[2023-05-08] (episodic) On 7 May 2023,")
+    record = memory("Maya to Leo, 8 May 2023: I prefer oat milk.", kind="episodic")
+    assert render_item(record) == "(episodic) Maya to Leo, 8 May 2023: I prefer oat milk."
+    in_words = memory("Maya moved on 8 May 2023.", kind="event")
+    assert render_item(in_words).startswith("[2023-05-08] (event) Maya moved")
 
 
 def asdict_walk(value: Any) -> Any:
