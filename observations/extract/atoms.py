@@ -38,6 +38,7 @@ from observations.extract.references import (
     kin_name,
     named,
     points_nowhere,
+    possessive,
     pronoun,
     the_kin,
     they,
@@ -135,10 +136,24 @@ def clause_atom(
         return _typed_atom(parsed, clause, speech, subject, dates, LAST_ROWS)
     inside = tuple(d for d in dates if any(d.span[0] <= parsed.words[i].start < d.span[1]
                                            for i in words))  # fmt: skip
-    statement = sentence_case(render(parsed, words, replace, inside))
+    statement = _introduced(sentence_case(render(parsed, words, replace, inside)), about)
     value = _value(parsed, clause, reading, words, replace, inside)
     persons = _persons(parsed, words, about, speech)
     return Atom(about, reading, statement, value, inside, persons) if value else None
+
+
+def _introduced(statement: str, about: Referent) -> str:
+    """A statement that opens with a relation's given name alone ("Karim got a job at the
+    port authority") opens with who they are ("Nadia's brother Karim got a job…"): the
+    fact is filed under the speaker, and stands on its own."""
+    if about.kind != "relation" or not about.given or about.person is None:
+        return statement
+    name = about.short
+    full = about.name if about.name.endswith(f" {name}") else None
+    full = full or f"{possessive(about.person.name)} {about.called or about.role} {name}"
+    if statement.startswith(full) or not statement.startswith((f"{name} ", f"{name}'s ")):
+        return statement
+    return full + statement[len(name) :]
 
 
 def _done_together(parsed: Parsed, clause: Clause) -> bool:

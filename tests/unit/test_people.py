@@ -169,7 +169,7 @@ def test_a_person_outside_the_session_is_a_relationship_of_the_speaker() -> None
 
 def test_she_means_the_one_person_named_before_and_nobody_when_there_were_two() -> None:
     one = facts([("maya", "My sister Lena moved to Porto. She works at a bakery.")])
-    assert "Lena works at a bakery." in {f.statement for f in one}
+    assert "Maya Chen's sister Lena works at a bakery." in {f.statement for f in one}
     two = facts([("maya", "Lena met Ana yesterday. She works at a bakery.")])
     assert all("bakery" not in f.statement for f in two)
 
@@ -388,3 +388,10 @@ def test_a_proper_noun_that_names_no_person_makes_no_one_s_fact(said: str) -> No
 def test_a_person_named_in_passing_keeps_their_facts() -> None:
     found = facts([("maya", "my coworker said Priya is moving to Berlin in june")])
     assert any(f.key.startswith("relationship:priya") for f in found), [f.key for f in found]
+
+
+def test_a_relation_named_by_given_name_is_introduced_in_the_statement_about_them() -> None:
+    found = facts([("maya", "my brother Karim lives in Marseille"),
+                   ("maya", "Karim got a job at the port authority")])  # fmt: skip
+    (job,) = [f for f in found if f.key == "relationship:brother:karim:employer"]
+    assert job.statement == "Maya Chen's brother Karim got a job at the port authority."
