@@ -134,8 +134,7 @@ def clause_atom(
     reading = read(frame_of(parsed, clause, noun)) if replace is not None else None
     if replace is None or reading is None:
         return _typed_atom(parsed, clause, speech, subject, dates, LAST_ROWS)
-    inside = tuple(d for d in dates if any(d.span[0] <= parsed.words[i].start < d.span[1]
-                                           for i in words))  # fmt: skip
+    inside = _dates_in(parsed, words, dates)
     statement = _introduced(sentence_case(render(parsed, words, replace, inside)), about)
     value = _value(parsed, clause, reading, words, replace, inside)
     persons = _persons(parsed, words, about, speech)
@@ -210,9 +209,17 @@ def _own_statement(
     written = voice(parsed, clause, words, speech)
     if written is None:
         return None
-    inside = tuple(d for d in dates if any(d.span[0] <= parsed.words[i].start < d.span[1]
-                                           for i in words))  # fmt: skip
+    inside = _dates_in(parsed, words, dates)
     return sentence_case(render(parsed, words, written, inside)), inside
+
+
+def _dates_in(
+    parsed: Parsed, words: Sequence[int], dates: Sequence[ResolvedDate]
+) -> tuple[ResolvedDate, ...]:
+    """The date phrases that fall among ``words``."""
+    return tuple(
+        d for d in dates if any(d.span[0] <= parsed.words[i].start < d.span[1] for i in words)
+    )
 
 
 def _row_atom(parsed: Parsed, clause: Clause, about: Referent, found: Match) -> Atom:
