@@ -285,8 +285,9 @@ def _with_names_typed(
     parsed: list[tuple[Parsed, tuple[ResolvedDate, ...]]], cast: Cast
 ) -> list[tuple[Parsed, tuple[ResolvedDate, ...]]]:
     """The parses that name someone by a proper noun who is no member of the session,
-    with their entity types read: such a name is a person only when the NER says so
-    ("Sheffield has better crags", "Gym moved my assessment": no one's facts)."""
+    with their entity types read: such a name is no person when the NER types it a place
+    or the like, or leaves it untyped at the start of a sentence ("Sheffield has better
+    crags", "Gym moved my assessment": no one's facts)."""
     need = [
         n
         for n, (view, _) in enumerate(parsed)
