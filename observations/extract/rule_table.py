@@ -85,7 +85,8 @@ ROWS: tuple[Row, ...] = (
          ("identity", "{topic}", "{person}'s {thing} is {value}."), 0.8,
          ["rent is 1450 a month", "my mortgage is $900 a month", "my salary is 140k",
           "the rent is 1200 a month"],
-         ["the tickets were 40 quid", "the ticket is 40 dollars", "my car was 6k"]),
+         ["the tickets were 40 quid", "the ticket is 40 dollars", "my car was 6k",
+          "my phone bill is a scam, 999 a month for nothing"]),
     _row("dose", "", "dose", "subject",
          ("constraint", "medication:{name}", "{person} takes {name} {value}."), 0.8,
          ["i'm on sitagliptin 100mg once a day now", "started on sertraline 50 mg",
@@ -142,6 +143,8 @@ def matching_row(
         value = next((v for v in values if v.type == row.value), None)
         if value is None:
             continue
+        if value.type == "money" and not _said_of_the_verb(frame, value):
+            continue
         if row.person == "object" and _others_acted_on(parsed, clause, value):
             continue
         if row.person == "owned" and not _owned(parsed, owned, value):
@@ -166,6 +169,17 @@ def acted_on(parsed: Parsed, clause: Clause) -> bool:
         if word.lower in ("my", "our") and parsed.words[word.head].dep in _OBJECTS:
             return True
     return False
+
+
+def _said_of_the_verb(frame: Frame, value: Value) -> bool:
+    """An amount the clause's verb says, as its object or complement or through one
+    preposition ("rent is 1450", "i make 85k", "bumped me to 68k"), not one said of
+    something else in it ("my phone bill is a scam, 999 a month for nothing")."""
+    number = frame.parsed.words[value.number]
+    if number.head == frame.head.i:
+        return True
+    via = frame.parsed.words[number.head]
+    return via.dep in ("prep", "dative") and via.head == frame.head.i
 
 
 def _others_acted_on(parsed: Parsed, clause: Clause, value: Value) -> bool:
