@@ -134,6 +134,8 @@ def clause_atom(
     reading = read(frame_of(parsed, clause, noun)) if replace is not None else None
     if replace is None or reading is None:
         return _typed_atom(parsed, clause, speech, subject, dates, LAST_ROWS)
+    if _said_to_the_listener(parsed, clause, reading):
+        return None
     inside = _dates_in(parsed, words, dates)
     statement = _introduced(sentence_case(render(parsed, words, replace, inside)), about)
     value = _value(parsed, clause, reading, words, replace, inside)
@@ -153,6 +155,23 @@ def _introduced(statement: str, about: Referent) -> str:
     if statement.startswith(full) or not statement.startswith((f"{name} ", f"{name}'s ")):
         return statement
     return full + statement[len(name) :]
+
+
+_LISTENER = frozenset(("you", "your", "u", "ur", "yours"))
+
+
+def _said_to_the_listener(parsed: Parsed, clause: Clause, reading: Reading) -> bool:
+    """Praise of the listener's thing ("I love your commitment") or a promise to the
+    listener ("I'll send you the video", "I'll take your advice"): what the conversation
+    is doing, not a lasting fact of the speaker's."""
+    if reading.kind == "preference" and reading.value is not None:
+        owners = parsed.kids(reading.value, "poss")
+        return any(o.lower in _LISTENER for o in owners)
+    if reading.kind == "goal" and any(
+        parsed.words[a].lower in ("will", "'ll", "ll", "wo") for a in clause.words
+    ):
+        return any(parsed.words[i].lower in _LISTENER for i in clause.words)
+    return False
 
 
 def _done_together(parsed: Parsed, clause: Clause) -> bool:

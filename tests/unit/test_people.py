@@ -395,3 +395,15 @@ def test_a_relation_named_by_given_name_is_introduced_in_the_statement_about_the
                    ("maya", "Karim got a job at the port authority")])  # fmt: skip
     (job,) = [f for f in found if f.key == "relationship:brother:karim:employer"]
     assert job.statement == "Maya Chen's brother Karim got a job at the port authority."
+
+
+@pytest.mark.parametrize(
+    "said", ["I love your commitment", "I'll take your advice", "I will send you the video"]
+)
+def test_praise_of_the_listener_or_a_promise_to_them_is_no_fact(said: str) -> None:
+    assert facts([("tom", "how are you?"), ("maya", said)]) == []
+
+
+def test_what_one_loves_doing_with_the_listener_is_still_ones_own() -> None:
+    (liking,) = facts([("tom", "how are you?"), ("maya", "I love hiking with you")])
+    assert liking.key == "preference:hiking" and liking.owner_id == "maya"
