@@ -58,7 +58,8 @@ def eval_locomo(
     """Ingest LoCoMo conversations with their real dates, build them, run the scheduled
     entry jobs (supersede, merge, digest), ask every question (categories 1-4) through the
     retrieval gateway, and report evidence recall next to a BM25-over-turns baseline
-    computed in the same run."""
+    computed in the same run, and the believed facts' recall and precision proxy against
+    the conversations' reference observations."""
     only = {c.strip() for c in conversations.split(",") if c.strip()} if conversations else None
     convs = load(data, only)
     s = ctx.settings
@@ -139,8 +140,9 @@ def _recall_text(recall: dict[str, dict[str, float]]) -> str:
 @pass_ctx
 def eval_probes(ctx: Context, data: Path, cases: str | None, json_out: Path | None) -> None:
     """Run memory-correctness cases through `memledger serve` (HTTP ingest, builds, the
-    maintenance jobs) and report the checks passed per category, with every failing
-    check and what the memory returned for it."""
+    maintenance jobs) and report the checks passed per category, on the whole bundle and
+    on beliefs alone (the user's profile rows and fact entries), with every failing check
+    and what the memory returned for it."""
     only = {c.strip() for c in cases.split(",") if c.strip()} if cases else None
     probes = probes_data.load(data, only)
     s = ctx.settings
