@@ -3,7 +3,8 @@
 Each check names one way a statement fails to be a clean, self-contained atom:
 
 * ``first_or_second_person`` — it says "I", "my", "you", "our"… (quoted text aside);
-* ``doubled_name`` — a name written twice in a row ("Maya Chen Chen", "Maya Chen, Maya");
+* ``doubled_name`` — a name written twice in a row ("Maya Chen Chen", "Maya Chen, Maya"),
+  or said to be itself ("Marta is Marta, dispatcher at…");
 * ``agreement`` — a singular third-person subject with a plural verb ("Maya Chen fly"), a
   plural one or people joined by "and" with a singular verb ("Ana and Tom lives"), or a
   participle for a verb ("Toby become buddies");
@@ -137,14 +138,15 @@ def text_failures(statement: Statement) -> tuple[str, ...]:
 
 def doubled_name(text: str, names: Iterable[str]) -> bool:
     """A name, then at once the same name or a part of it ("Maya Chen Chen", "Lena Lena",
-    "Maya Chen, Maya", "Maya Chen's Maya Chen")."""
+    "Maya Chen, Maya", "Maya Chen's Maya Chen"), or said to be itself ("Marta is Marta,
+    dispatcher at…": an introduction, which says nothing of her)."""
     parts = {p for name in names for p in (name, *name.split()) if p}
     words = re.findall(r"[A-Z][\w'’-]*", text)
     if any(a == b for a, b in pairwise(words) if _adjacent(text, a, b)):
         return True
     for name in names:
         for part in parts & set(name.split()) | {name}:
-            pattern = rf"\b{re.escape(name)}(?:['’]s)?,?\s+{re.escape(part)}\b"
+            pattern = rf"\b{re.escape(name)}(?:['’]s|\s+(?:is|was))?,?\s+{re.escape(part)}\b"
             if name and re.search(pattern, text):
                 return True
     return False

@@ -31,6 +31,11 @@ CASES = [  # check, a statement that fails it, one that passes it
         Statement("Maya Chen's Maya Chen knee hurts.", names=NAMES),
         Statement("Maya Chen's knee hurts.", names=NAMES),
     ),
+    (
+        "doubled_name",
+        Statement("Maya Chen is Maya Chen, nurse at St. Mary's.", names=NAMES),
+        Statement("Maya Chen is a nurse at St. Mary's.", names=NAMES),
+    ),
     ("agreement", Statement("Maya Chen fly to Berlin."), Statement("Maya Chen flies to Berlin.")),
     ("agreement", Statement("Tom Okafor are vegetarian."), Statement("Tom Okafor is vegetarian.")),
     (
