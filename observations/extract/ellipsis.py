@@ -88,14 +88,16 @@ def unpossessed(parsed: Parsed) -> str | None:
     """A sentence whose "'s" the parse read as the possessive of a name, or of someone's
     relation, that an adjective or a participle follows ("cleo's allergic to peanuts",
     "meera's pregnant so we'll need mocktails", "my sister's moving to lisbon": "Cleo is
-    allergic…"), with the "'s" written as "is"; None for any other sentence."""
+    allergic…"), or of a thing that a number follows ("rent's 860 here": no number is
+    owned), with the "'s" written as "is"; None for any other sentence."""
     for word in parsed.words[1:-1]:
         owner = parsed.words[word.i - 1]
         kin = owner.pos == "NOUN" and any(k.dep == "poss" for k in parsed.kids(owner.i))
-        if word.tag != "POS" or (owner.pos != "PROPN" and not kin):  # "my sister's moving"
-            continue
         said = next((w for w in parsed.words[word.i + 1 :] if w.tag != "RB"), None)
-        if said is None or said.tag not in ("JJ", "VBG"):
+        counted = said is not None and said.tag == "CD" and owner.pos == "NOUN"
+        if word.tag != "POS" or (owner.pos != "PROPN" and not kin and not counted):
+            continue  # "my sister's moving", "rent's 860"
+        if said is None or said.tag not in ("JJ", "VBG", "CD"):
             continue
         if said.head == owner.i or owner.head == said.i:  # not "cleo's new flat"
             return f"{parsed.text[: word.start].rstrip()} is{parsed.text[word.end :]}"

@@ -50,6 +50,8 @@ def test_a_sentence_without_its_subject_gets_the_speakers_back(said: str, read: 
         ("Cleo's so excited for the trip", "Cleo is so excited for the trip"),
         ("cleo's dog is cute", None),  # a verb: the possessive stands
         ("cleo's new flat", None),
+        ("rent's 860 here but honestly worth it", "rent is 860 here but honestly worth it"),
+        ("the team's 3 wins this season were great", None),  # the number counts the wins
     ],
 )
 def test_a_possessive_s_in_a_sentence_with_no_verb_is_read_as_is(
