@@ -198,6 +198,12 @@ def known_noun(word: str) -> bool:
     return word in _index("noun")
 
 
+def known_word(word: str) -> bool:
+    """Whether ``word`` (lower case) is an English verb or adjective in the tables: a word
+    that is neither, typed where a name stands, is a name the tagger did not know."""
+    return known_verb(word) or known_adjective(word)
+
+
 @functools.cache
 def _index(pos: str) -> frozenset[str]:
     tables = _loaded().lemmatizer.lookups

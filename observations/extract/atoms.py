@@ -131,10 +131,11 @@ def clause_atom(
     about, noun = subject
     words = _statement_words(parsed, clause, dates)
     replace = voice(parsed, clause, words, speech)
-    reading = read(frame_of(parsed, clause, noun)) if replace is not None else None
+    frame = frame_of(parsed, clause, noun)
+    reading = read(frame) if replace is not None else None
     if replace is None or reading is None:
         return _typed_atom(parsed, clause, speech, subject, dates, LAST_ROWS)
-    if _said_to_the_listener(parsed, clause, reading):
+    if _said_to_the_listener(parsed, clause, reading, frame.modal):
         return None
     inside = _dates_in(parsed, words, dates)
     statement = _introduced(sentence_case(render(parsed, words, replace, inside)), about)
@@ -157,19 +158,19 @@ def _introduced(statement: str, about: Referent) -> str:
     return full + statement[len(name) :]
 
 
-_LISTENER = frozenset(("you", "your", "u", "ur", "yours"))
+_LISTENER = frozenset(("you", "your", "yours"))  # chat's "u" and "ur" are spelled out first
 
 
-def _said_to_the_listener(parsed: Parsed, clause: Clause, reading: Reading) -> bool:
+def _said_to_the_listener(
+    parsed: Parsed, clause: Clause, reading: Reading, modal: str | None
+) -> bool:
     """Praise of the listener's thing ("I love your commitment") or a promise to the
     listener ("I'll send you the video", "I'll take your advice"): what the conversation
     is doing, not a lasting fact of the speaker's."""
     if reading.kind == "preference" and reading.value is not None:
         owners = parsed.kids(reading.value, "poss")
         return any(o.lower in _LISTENER for o in owners)
-    if reading.kind == "goal" and any(
-        parsed.words[a].lower in ("will", "'ll", "ll", "wo") for a in clause.words
-    ):
+    if reading.kind == "goal" and modal == "will":
         return any(parsed.words[i].lower in _LISTENER for i in clause.words)
     return False
 
@@ -202,7 +203,7 @@ def _typed_atom(
     if subject is not None:
         about, owned = subject
         readings.append((about, "subject" if owned is None else "owned", owned))
-    acted = person_in(parsed, clause, subject_is_person=False)
+    acted = person_in(parsed, clause)
     if acted is not None:
         readings.append((speech.me, acted, None))
     thing = _unowned_thing(parsed, clause) if subject is None else None
@@ -248,9 +249,8 @@ def _row_atom(parsed: Parsed, clause: Clause, about: Referent, found: Match) -> 
     slots = {"person": about.name, "thing": thing, "topic": topic, "name": found.name or "",
              "value": value.text}  # fmt: skip
     topic = row.attribute.format(**slots)
-    negative = frame_of(parsed, clause, found.thing).negative
     reading = Reading(row.kind, topic, value.number, parsed.words[clause.head].lemma,
-                      row.confidence, negative, row.name, value.type)  # fmt: skip
+                      row.confidence, found.negative, row.name, value.type)  # fmt: skip
     statement = sentence_case(row.template.format(**slots))
     return Atom(about, reading, statement, value.text, (), ())
 

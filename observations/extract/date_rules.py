@@ -177,22 +177,13 @@ def _nth_weekday_of(m: re.Match[str], ctx: Context) -> Period | None:
     else the nearer."""
     month, weekday = month_number(m["mon"]), WEEKDAY_NAMES.index(weekday_name(m["wd"]))
     nth = -1 if m["nth"].lower() == "last" else ordinal(m["nth"])
-    days = {
-        y: _nth_weekday(y, month, weekday, nth)
-        for y in range(ctx.anchor.year - 1, ctx.anchor.year + 2)
-    }
     if m["y"]:
         found = _nth_weekday(int(m["y"]), month, weekday, nth)
         return day_range(found) if found else None
-    tense = ctx.tense_of(m)
-    past = [d for d in days.values() if d is not None and d <= ctx.anchor]
-    future = [d for d in days.values() if d is not None and d >= ctx.anchor]
-    if tense == "past" and past:
-        return day_range(max(past))
-    if tense == "future" and future:
-        return day_range(min(future))
-    near = [d for d in (max(past, default=None), min(future, default=None)) if d]
-    return day_range(min(near, key=lambda d: abs((d - ctx.anchor).days))) if near else None
+    years = range(ctx.anchor.year - 1, ctx.anchor.year + 2)
+    days = [d for y in years if (d := _nth_weekday(y, month, weekday, nth)) is not None]
+    chosen = _by_tense_among(days, ctx.anchor, ctx.tense_of(m))
+    return day_range(chosen) if chosen else None
 
 
 def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> date | None:
@@ -280,16 +271,20 @@ def _bare_day(m: re.Match[str], ctx: Context) -> Period | None:
             candidates.append(date(year, month + 1, day))
         except ValueError:  # the 31st of a 30-day month
             continue
-    tense = ctx.tense_of(m)
+    chosen = _by_tense_among(candidates, anchor, ctx.tense_of(m))
+    return day_range(chosen) if chosen else None
+
+
+def _by_tense_among(candidates: list[date], anchor: date, tense: Tense | None) -> date | None:
+    """Of the days a phrase may mean, the latest up to the anchor in the past, the first
+    from it on in the future, else the nearer."""
     past = [d for d in candidates if d <= anchor]
     future = [d for d in candidates if d >= anchor]
     if tense == "past" or not future:
-        chosen = max(past) if past else None
-    elif tense == "future" or not past:
-        chosen = min(future)
-    else:
-        chosen = min((max(past), min(future)), key=lambda d: abs((d - anchor).days))
-    return day_range(chosen) if chosen else None
+        return max(past) if past else None
+    if tense == "future" or not past:
+        return min(future)
+    return min((max(past), min(future)), key=lambda d: abs((d - anchor).days))
 
 
 def _weekday_and_day(m: re.Match[str], ctx: Context) -> Period | None:

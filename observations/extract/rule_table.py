@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from observations.extract.analysis import Parsed, Word, known_adjective, known_verb
+from observations.extract.analysis import Parsed, Word, known_word
 from observations.extract.clauses import SUBJECTS, Clause
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Frame
@@ -115,6 +115,7 @@ class Match:
     value: Value
     thing: Word | None  # the owned noun ("rent"), for an ``owned`` row
     name: str | None  # the named thing beside a dose ("metformin")
+    negative: bool  # the clause's polarity
 
 
 def matching_row(
@@ -149,10 +150,11 @@ def matching_row(
             continue
         if row.person == "owned" and not _owned(parsed, owned, value):
             continue
-        name = _named_with(parsed, clause, value) if "{name}" in row.attribute else None
-        if "{name}" in row.attribute and name is None:
+        named = "{name}" in row.attribute
+        name = _named_with(parsed, clause, value) if named else None
+        if named and name is None:
             continue
-        return Match(row, value, owned, name)
+        return Match(row, value, owned, name, frame.negative)
     return None
 
 
@@ -238,21 +240,15 @@ def _named_with(parsed: Parsed, clause: Clause, value: Value) -> str | None:
     if before in clause.words and words[before].lower not in _ME:
         word = words[before]
         # a noun, or a name the tagger did not know and took for an adjective or a verb
-        unknown = word.pos in ("ADJ", "VERB") and word.text.isalpha() and not known_word(word)
+        unknown = word.pos in ("ADJ", "VERB") and word.text.isalpha() and not known_word(word.lower)
         if word.pos in ("NOUN", "PROPN") or unknown:
             return word.lower
     return None
 
 
-def known_word(word: Word) -> bool:
-    """Whether the word is an English verb or adjective in the lemmatizer's tables."""
-    return known_verb(word.lower) or known_adjective(word.lower)
-
-
-def person_in(parsed: Parsed, clause: Clause, subject_is_person: bool) -> Person | None:
-    """Where the clause names its person for the rows: as its subject, acted on, or not."""
-    if subject_is_person:
-        return "subject"
+def person_in(parsed: Parsed, clause: Clause) -> Person | None:
+    """Where a clause whose subject is no person names the speaker for the rows: acted
+    on ("object"), or not at all."""
     if acted_on(parsed, clause) or _no_other(parsed, clause):
         return "object"
     return None

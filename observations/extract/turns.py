@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from observations.extract.analysis import known_adjective, known_verb
+from observations.extract.analysis import known_word
 from observations.extract.base import SessionEvent, SessionInput
 from observations.extract.dates import (
     Anchors,
@@ -172,7 +172,7 @@ def _typed_names(cast: Cast) -> re.Pattern[str] | None:
         for person in cast.people.values()
         for part in person.name.split()
         if len(part) > 2 and part.isalpha() and not part.islower()
-        and not known_verb(part.lower()) and not known_adjective(part.lower())
+        and not known_word(part.lower())
     }  # fmt: skip
     if not found:
         return None

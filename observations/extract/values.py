@@ -77,7 +77,7 @@ def _value(parsed: Parsed, word: Word, suffix: str, inside: set[int]) -> Value |
     before = words[word.i - 1] if word.i > 0 and word.i - 1 in inside else None
     after = words[end] if end in inside else None
     kind: ValueType | None = None
-    if suffix.lower() in ("mg", "mcg", "µg", "iu") or (after and after.lower in _DOSE_UNITS):
+    if suffix.lower() in _DOSE_UNITS or (after and after.lower in _DOSE_UNITS):
         kind = "dose"
         end += 0 if suffix else 1
     elif suffix.lower() in ("k", "m") or _signed(word):
