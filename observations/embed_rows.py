@@ -2,9 +2,14 @@
 
 Rewrites the shipped all-MiniLM-L6-v2 file (int8 weights, one scale per output column,
 widened to fp32 at run time) so that every product of an activation with a weight runs in
-integers (MatMulInteger: uint8 activations times the shipped int8 weights, VNNI where the
-CPU has it), the activations quantized at run time with a scale and a zero point for each
-token's row of its own. A token's quantization therefore depends on that token alone:
+integers (MatMulInteger: uint8 activations times the shipped weights), the activations
+quantized at run time with a scale and a zero point for each token's row of its own.
+
+The weights are stored as uint8 with zero point 128 (the shipped int8 value plus 128), so
+that the product is exact on every CPU. With int8 weights, onnxruntime's AVX2 kernel for
+CPUs without VNNI adds pairs of uint8 × int8 products in int16 and saturates (a pair of
+255 · 127 overflows it): the same text got another vector there (cosine to the fp32
+arithmetic's down to 0.89). The uint8 × uint8 kernels widen before they multiply. A token's quantization therefore depends on that token alone:
 neither a long-tailed token elsewhere in the text nor the other texts of a batch change
 it, which is what makes the build both faithful and fast (one quantization pass per
 activation, no weight product left in fp32; attention's two products of activations stay
@@ -37,6 +42,7 @@ from onnx import TensorProto, helper, numpy_helper, version_converter
 
 GELU_FLOOR = 0.17  # GELU(x) ≥ −0.16997 for every x
 _OPSET = 21  # QuantizeLinear with block_size (one scale per row)
+_WEIGHT_ZERO = 128  # the shipped int8 weights as uint8: exact products on every CPU
 
 
 def per_token_quantized(model_bytes: bytes) -> bytes:
@@ -127,9 +133,10 @@ class _IntegerProducts:
         gelu = q.shape[0] == 4 * q.shape[1]  # a feed-forward block's output projection
         u, s, sz = self._quantize_rows(x, q.shape[0], shifted=gelu)
         column_sums = q.astype(np.int64).sum(axis=0).astype(np.float64) * c.astype(np.float64)
-        weight = self._const(f"{out}_q", q)
+        weight = self._const(f"{out}_q", (q.astype(np.int16) + _WEIGHT_ZERO).astype(np.uint8))
         scales = self._const(f"{out}_c", c)
-        self._add("MatMulInteger", [u, weight], f"{out}_i")
+        weight_zero = self._const(f"{out}_qz", np.uint8(_WEIGHT_ZERO))
+        self._add("MatMulInteger", [u, weight, "", weight_zero], f"{out}_i")
         self._add("Cast", [f"{out}_i"], f"{out}_f", to=TensorProto.FLOAT)
         self._add("Mul", [s, scales], f"{out}_sc")
         self._add("Mul", [f"{out}_f", f"{out}_sc"], f"{out}_p")
