@@ -21,7 +21,7 @@ from consolidation.store import lock_entries, write_changes
 from consolidation.supersede import TIMELINE, group_key, plan_supersede
 from ledger.db import Conn, announce_entry_changes, tenant_scope
 from ledger.sqlfile import load_queries
-from materializers.profile import profile_key
+from materializers.profile import attribute_key
 from observations.changes import change_horizon
 from observations.entry import ACTIVE, PROFILE_KINDS
 from observations.history import HistoryRow, write_history
@@ -98,7 +98,7 @@ def supersede_at_build(
 ) -> int:
     """Supersede older facts on the (owner type, owner id, key) the builder just wrote;
     runs in the builder's transaction. Returns how many entries were superseded."""
-    wanted = {(t, o, profile_key(k)) for t, o, k in items}
+    wanted = {(t, o, attribute_key(k)) for t, o, k in items}
     owners = sorted({(t, o) for t, o, _ in wanted})
     if not owners:
         return 0

@@ -1,7 +1,10 @@
-"""Supersede: a newer fact about the same owner and key with another value ends the older.
+"""Supersede: a newer fact about the same owner and attribute with another value ends the
+older.
 
 Applies to the profile-like kinds (preference, identity, constraint, skill, relationship,
-goal), grouped by owner and profile key (keys compared like the profile does). Within a
+goal), grouped by owner and attribute: the profile key (keys compared like the profile
+does), where keys of one attribute are one (one's partner by any word for them, and the
+ending "we split up": :func:`materializers.profile.attribute_key`). Within a
 group, facts are ordered by their *rank* — event time, then confidence, then id, the
 profile's rule for the current fact — and every fact that has a later fact with a
 different value is superseded by the **first** such fact: ``valid_to`` = that fact's
@@ -32,15 +35,16 @@ from consolidation.model import (
     EntryState,
     Supersede,
 )
+from materializers.profile import attribute_key
 from observations.entry import PROFILE_KINDS
 
 TIMELINE = (ACTIVE, ARCHIVED, SUPERSEDED, MERGED)
 SUPERSEDABLE = frozenset({ACTIVE, ARCHIVED, SUPERSEDED})
-GroupKey = tuple[str, str, str]  # owner type, owner id, profile key
+GroupKey = tuple[str, str, str]  # owner type, owner id, attribute key
 
 
 def group_key(entry: EntryState) -> GroupKey:
-    return (entry.owner_type, entry.owner_id, entry.profile_key)
+    return (entry.owner_type, entry.owner_id, attribute_key(entry.key))
 
 
 def in_scope(entry: EntryState) -> bool:

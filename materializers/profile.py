@@ -66,6 +66,23 @@ def profile_key(key: str) -> str:
     return "-".join(key.casefold().split())
 
 
+# one's partner, by whatever word for them: one attribute under several keys
+_PARTNER_KEYS = frozenset(
+    f"relationship:{role}"
+    for role in ("partner", "spouse", "wife", "husband", "boyfriend", "girlfriend", "fiance",
+                 "fiancee")
+)  # fmt: skip
+
+
+def attribute_key(key: str) -> str:
+    """The attribute a key's facts are values of, which a newer value ends whatever key it
+    came under: one's partner by any word for them ("relationship:girlfriend",
+    "relationship:wife", and an ending, "relationship:partner"); any other key is its own
+    attribute (its profile key)."""
+    row = profile_key(key)
+    return "relationship:partner" if row in _PARTNER_KEYS else row
+
+
 def profile_value(entry: EntryFact) -> str:
     """The fact's object ("strong black coffee"), else its statement; a negative fact (a
     dislike, "no longer vegetarian") is "not …"."""

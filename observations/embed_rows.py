@@ -3,17 +3,17 @@
 Rewrites the shipped all-MiniLM-L6-v2 file (int8 weights, one scale per output column,
 widened to fp32 at run time) so that every product of an activation with a weight runs in
 integers (MatMulInteger: uint8 activations times the shipped weights), the activations
-quantized at run time with a scale and a zero point for each token's row of its own.
+quantized at run time with a scale and a zero point for each token's row of its own. A
+token's quantization therefore depends on that token alone: neither a long-tailed token
+elsewhere in the text nor the other texts of a batch change it, which is what makes the
+build both faithful and fast (one quantization pass per activation, no weight product
+left in fp32; attention's two products of activations stay in fp32).
 
 The weights are stored as uint8 with zero point 128 (the shipped int8 value plus 128), so
 that the product is exact on every CPU. With int8 weights, onnxruntime's AVX2 kernel for
 CPUs without VNNI adds pairs of uint8 × int8 products in int16 and saturates (a pair of
 255 · 127 overflows it): the same text got another vector there (cosine to the fp32
-arithmetic's down to 0.89). The uint8 × uint8 kernels widen before they multiply. A token's quantization therefore depends on that token alone:
-neither a long-tailed token elsewhere in the text nor the other texts of a batch change
-it, which is what makes the build both faithful and fast (one quantization pass per
-activation, no weight product left in fp32; attention's two products of activations stay
-in fp32).
+arithmetic's down to 0.89). The uint8 × uint8 kernels widen before they multiply.
 
 For an activation row ``x`` (width K) and weight column ``w = q · c`` (q int8, c its
 column scale), with ``s = (max(x, 0) − min(x, 0)) / 255`` and ``z = round(−min(x, 0) / s)``,

@@ -286,10 +286,27 @@ def _factual(parsed: Parsed, clause: Clause) -> bool:
         return False
     if clause.link == "ccomp" and clause.parent is not None:
         parent = parsed.words[clause.parent]
+        if _spliced(parsed, clause, parent):
+            return True
         negated = any(k.dep == "neg" for k in parsed.kids(parent.i))
         doubted = negated and parent.lemma in COGNITION and not _aside(parsed, clause, parent)
         return parent.lemma not in _HEDGES and not doubted
     return True
+
+
+def _spliced(parsed: Parsed, clause: Clause, parent: Word) -> bool:
+    """A statement before a comma that the parse hung on the next clause's verb, which
+    has a complement of its own ("my parents' dinner is on the 3rd, im supposed to book
+    the restaurant", "we split up, dana moved back to her sister's"): two sentences joined
+    by a comma, not a thing hoped or supposed ("the dinner is on the 3rd, i suppose"
+    keeps its hedge)."""
+    if clause.head > parent.i or clause.mark is not None:
+        return False
+    between = range(clause.words[-1] + 1, parent.i)
+    comma = any(parsed.words[i].lower in (",", ";") for i in between)
+    complements = ("xcomp", "dobj", "ccomp", "prep", "attr", "acomp", "dative", "advcl")
+    own = [k for k in parsed.kids(parent.i, *complements) if k.i > parent.i]
+    return comma and bool(own)
 
 
 def _asked_to_confirm(parsed: Parsed, clause: Clause) -> bool:

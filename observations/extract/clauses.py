@@ -175,9 +175,22 @@ def _heads(parsed: Parsed, sentence: range, root: int) -> set[int]:
     heads = {root}
     for i in sorted(sentence, key=lambda i: _depth(parsed, i)):
         word = parsed.words[i]
-        if i != root and word.dep in _SPLIT and _clause_like(parsed, word, heads):
+        split = word.dep in _SPLIT and _clause_like(parsed, word, heads)
+        if i != root and (split or _misread_clause(parsed, word)):
             heads.add(i)
     return heads
+
+
+_FINITE_TAGS = ("VBD", "VBP", "VBZ")
+
+
+def _misread_clause(parsed: Parsed, word: Word) -> bool:
+    """A tensed verb with a subject of its own that the parse hung on another verb as its
+    object ("teodor left so i report to wren now", "report" the object of "left"): a
+    clause all the same."""
+    if word.dep not in ("dobj", "attr", "npadvmod") or word.pos != "VERB":
+        return False
+    return word.tag in _FINITE_TAGS and bool(parsed.kids(word.i, "nsubj"))
 
 
 def _clause_like(parsed: Parsed, word: Word, heads: set[int]) -> bool:

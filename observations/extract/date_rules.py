@@ -386,7 +386,8 @@ RULES: tuple[Rule, ...] = tuple(
          MONTH_NEEDLES),
         (rf"\b{MON}\s+(?:the\s+)?(?P<d>{ORD}|\d{{1,2}})\b(?!:|\.\d|\s*(?:am|pm|%))(?:,?\s+{YEAR}\b)?",
          _month_then_day, MONTH_NEEDLES),
-        (rf"\bon\s+the\s+(?P<d>{ORD})(?={_AFTER_BARE_DAY})", _bare_day, ("the",)),
+        (rf"(?:\bon\s+|(?<=\bto\s)|(?<=\bby\s)|(?<=\bfor\s)|(?<=\buntil\s)|(?<=\btill\s))"
+         rf"the\s+(?P<d>{ORD})(?={_AFTER_BARE_DAY})", _bare_day, ("the",)),
         (rf"\b{MON},?\s+(?:of\s+)?{YEAR}\b", _month_of_year, MONTH_NEEDLES),
         (rf"\b(?:(?:early|late|mid)[\s-]+)?{MON}'?", _bare_month, MONTH_NEEDLES),
         (r"(?<![\d/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/])", _numeric_day,

@@ -100,7 +100,8 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
         return _LEADING[last_word]
     if _MISHAP.search(left):
         return "past"  # "cranky from the acl op in jan": what one still feels happened
-    if last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1]):
+    moved_to = last_word in _RESCHEDULED and text[start:end].lower().startswith(("to ", "for "))
+    if moved_to or (last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1])):
         return "future"  # "got moved to friday": the new day is ahead of the move
     if last_word in ("till", "until", "til") and "past" not in _markers(left, opening=True):
         return "future"  # "im at the conference till wednesday": a stay lasts into the day

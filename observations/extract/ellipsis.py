@@ -10,9 +10,12 @@ any other first-person sentence.
 
 from __future__ import annotations
 
-from observations.extract.analysis import Parsed, Word, known_verb
+from collections.abc import Sequence
+
+from observations.extract.analysis import Parsed, Word, known_noun, known_verb
 from observations.extract.clauses import SUBJECTS
-from observations.extract.vocabulary import DIETS, words
+from observations.extract.dates import ResolvedDate
+from observations.extract.vocabulary import DIETS, ROLES, words
 
 _LEADING = words("just finally recently also still actually literally so then")
 _NOT_KEEN = (["a", "fan"], ["a", "big"], ["big", "on"])  # after a leading "not"
@@ -50,6 +53,67 @@ def restored(parsed: Parsed) -> str | None:
     start = parsed.words[sentence[0]].start
     text = parsed.text[start:]
     return prefix + (text[:1].lower() + text[1:] if not text.startswith("I ") else text)
+
+
+def dated_noun(parsed: Parsed, dates: Sequence[ResolvedDate]) -> str | None:
+    """A thing and its day with no verb ("physio on the 20th at 9", "haircut next
+    tuesday"): the speaker's thing and when it is, written as a clause ("my physio is on
+    the 20th at 9"); a person's role is a visit to them ("dentist thursday": "my dentist
+    appointment is thursday"). Only a bare noun (no article, no owner, no number) opening
+    a sentence with no verb before its first comma, the date right after it; what follows
+    the comma becomes a sentence of its own ("dentist on the 12th, finally getting the
+    crown done")."""
+    if len(parsed.sentences) != 1 or parsed.text.rstrip().endswith("?") or not dates:
+        return None
+    sentence = parsed.sentences[0]
+    comma = next((i for i in sentence if parsed.words[i].lower in (",", ";", "-")), None)
+    said = sentence if comma is None else range(sentence.start, comma)
+    if any(parsed.words[i].pos in ("VERB", "AUX") for i in said):
+        return None
+    # the phrase's head: its word whose own head is itself or outside the phrase
+    tops = (w for w in map(parsed.words.__getitem__, said) if w.head == w.i or w.head not in said)
+    root = next(tops, None)
+    if root is None or parsed.kids(root.i, "det", "poss", "nummod"):
+        return None
+    # a capital at the start of a sentence makes a word a name to the tagger ("Haircut")
+    if root.pos != "NOUN" and not (root.pos == "PROPN" and known_noun(root.lower)):
+        return None
+    thing = [i for i in said if i <= root.i]
+    if any(parsed.words[i].head != root.i and i != root.i for i in thing):
+        return None  # the words before the noun all modify it ("work offsite")
+    start = parsed.words[thing[0]].start
+    date = dates[0]
+    if parsed.text[root.end : date.span[0]].strip():
+        return None
+    visit = " appointment" if root.lemma in ROLES else ""  # "dentist on the 20th": a visit
+    end = parsed.words[comma].start if comma is not None else len(parsed.text)
+    if date.span[1] > end:
+        return None
+    thing = parsed.text[start : root.end]
+    when, rest = parsed.text[date.span[0] : end], parsed.text[end + 1 :]
+    # what follows the comma, a sentence of its own (the dates keep their places after it)
+    return f"my {thing[:1].lower()}{thing[1:]}{visit} is {when}" + (f".{rest}" if rest else "")
+
+
+def introduced(parsed: Parsed) -> str | None:
+    """A speaker who gives their name and then what they are, after a comma ("I'm Sam, a
+    nurse at St Mary's", "im marta, dispatcher at kestrel freight"): what they are, said as
+    a clause of its own ("I'm a nurse at St Mary's"); the name is the speaker's display
+    name or their naming, read elsewhere."""
+    if len(parsed.sentences) != 1 or parsed.text.rstrip().endswith("?"):
+        return None
+    subject = next((w for w in parsed.words if w.dep in SUBJECTS), None)
+    if subject is None or subject.lower != "i" or subject.i + 3 >= len(parsed.words):
+        return None
+    verb, name, comma = parsed.words[subject.i + 1 : subject.i + 4]
+    named = name.pos == "PROPN" or not known_noun(name.lower)
+    if verb.lower not in ("m", "'m", "am") or not named or comma.lower != ",":
+        return None
+    what = parsed.words[comma.i + 1]
+    if what.pos in ("VERB", "AUX", "PRON") or what.lower in ("and", "but", "so"):
+        return None  # "I'm Sam, and…", "I'm Sam, I work as…": a clause of its own already
+    article = "" if what.pos == "DET" else "a "
+    return f"I'm {article}{parsed.text[what.start :]}"
 
 
 def _tag(word: Word) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from observations.extract.analysis import Parsed, Word, as_name, known_noun
+from observations.extract.analysis import Parsed, Word, as_name, known_adjective, known_noun
 from observations.extract.people import Cast, Person
 from observations.extract.topics import name_of, role
 from observations.extract.vocabulary import (
@@ -298,7 +298,9 @@ def given_name(parsed: Parsed, word: Word) -> bool:
     if word.dep not in ("attr", "acomp") or be.lemma != "be" or parsed.kids(word.i, "det"):
         return False
     titled = word.i > 0 and parsed.words[word.i - 1].lower in TITLES  # "dr okonjo"
-    typed = word.tag == "NN" or (word.tag == "JJ" and titled)  # read as a noun or adjective
+    # read as a noun, or as an adjective the tables do not know ("is teodor, he's nice")
+    unknown = word.tag == "JJ" and word.text.isalpha() and not known_adjective(word.lower)
+    typed = word.tag == "NN" or (word.tag == "JJ" and (titled or unknown))
     if word.pos != "PROPN" and (not typed or known_noun(word.lower)):
         return False
     going = parsed.words[be.head] if be.dep == "xcomp" else be  # "is going to be"

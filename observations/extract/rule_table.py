@@ -101,9 +101,22 @@ ROWS: tuple[Row, ...] = (
     _row("plan-dated", "be", "date", "owned",
          ("event", "{topic}", "{person}'s {thing} is {value}."), 0.8,
          ["annual review is a week from today", "dentist appointment is on the 21st",
-          "parents evening is next thursday"],
+          "parents evening is next thursday", "my lease renewal form is due in 3 days",
+          "my party is this coming saturday"],
          ["the weather is nice today", "the wedding is on the 21st", "my week was busy",
-          "my birthday party was on the 2nd"], last=True),
+          "my birthday party was on the 2nd", "my form is late again today"], last=True),
+    _row("plan-moved", "push move schedule reschedule book postpone delay bring set", "date",
+         "owned", ("event", "{topic}", "{person}'s {thing} was moved to {value}."), 0.8,
+         ["my cleaning got pushed to next month on the 3rd",
+          "work offsite got scheduled for the last friday of the month",
+          "my appointment was rescheduled to the 14th"],
+         ["the meeting got pushed to friday", "my car got moved to the other lot",
+          "my boss moved the deadline"], past=True),
+    _row("event-dated", "be", "date", "owned",
+         ("event", "{topic}", "{person}'s {thing} was {value}."), 0.8,
+         ["knee surgery was three weeks ago", "final fitting was yesterday"],
+         ["the wedding was on the 21st", "my week was busy", "my day was long yesterday"],
+         past=True, last=True),
 )  # fmt: skip
 FIRST_ROWS = tuple(row for row in ROWS if not row.last)
 LAST_ROWS = tuple(row for row in ROWS if row.last)
@@ -209,20 +222,31 @@ def _owned(parsed: Parsed, thing: Word | None, value: Value) -> bool:
 
 def _date_complement(frame: Frame, dates: Sequence[ResolvedDate]) -> Value | None:
     """A date said as what "be" says of its subject ("my review is on 3 June", "annual
-    review is a week from today"): the first words after the verb are the date's, and no
-    adjective or other complement is said of the subject."""
+    review is a week from today", "the form is due in 3 days"), or as when another verb
+    puts its subject ("my cleaning got pushed to the 3rd"): the first date phrase after the
+    verb; after "be", nothing comes before it but a complement that holds it ("due"), and
+    no other complement is said of the subject ("the weather is nice today")."""
     parsed, clause = frame.parsed, frame.clause
-    if frame.lemma != "be" or frame.kids("acomp"):
-        return None
     after = [i for i in clause.words if i > frame.head.i and parsed.words[i].pos != "PUNCT"]
-    if not after:
-        return None
-    first = parsed.words[after[0]]
     for date in dates:
-        if date.span[0] <= first.start < date.span[1]:
-            inside = [i for i in after if parsed.words[i].start < date.span[1]]
-            return Value("date", range(inside[0], inside[-1] + 1), date.phrase, first.i, False)
+        inside = [i for i in after if date.span[0] <= parsed.words[i].start < date.span[1]]
+        if not inside:
+            continue
+        first = inside[0]
+        held = [
+            a for a in frame.kids("acomp") if a.i not in inside and first not in parsed.subtree(a.i)
+        ]
+        lead = [i for i in after if i < first]
+        if frame.lemma == "be" and (held or not _leads_to(parsed, lead, first)):
+            return None
+        said = date.phrase if frame.lemma == "be" else date.label  # "is on 3 June", "to 3 June"
+        return Value("date", range(first, inside[-1] + 1), said, first, False)
     return None
+
+
+def _leads_to(parsed: Parsed, lead: Sequence[int], first: int) -> bool:
+    """Nothing before the date, or one word whose phrase holds it ("due in 3 days")."""
+    return not lead or (len(lead) == 1 and first in parsed.subtree(lead[0]))
 
 
 def _named_with(parsed: Parsed, clause: Clause, value: Value) -> str | None:

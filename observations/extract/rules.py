@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from observations.extract.analysis import Word
+from observations.extract.analysis import Word, known_noun
 from observations.extract.clauses import GO
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
@@ -195,6 +195,50 @@ def vehicle(f: Frame) -> Reading | None:
     if f.lemma != "drive" and car.lemma not in VEHICLES and not named:
         return None
     return _reading(f, "identity", "car", car.i, 0.8)
+
+
+# what one lets go of: a car sold, scrapped or written off; a job quit or lost
+_LET_GO = frozenset(("sell", "scrap", "total", "wreck", "trade", "crash"))
+_QUIT = frozenset(("quit", "leave", "lose"))
+
+
+def parting(f: Frame) -> Reading | None:
+    """The end of what a profile row holds, said as what happened to it, filed under the
+    attribute it ends, so the newer fact supersedes the older whatever its words: a
+    partner ("we split up", "i broke up with priya": the partner; its value says so), a
+    car ("sold the corolla", "totaled my car"), a job ("i quit my job", "lost my job"). Not
+    what did not happen, nor another's ("the band broke up" has no person for subject)."""
+    if f.negative or f.modal is not None or f.subject_noun is not None:
+        return None
+    up = any(k.lower == "up" for k in f.kids("prt"))
+    if f.lemma in ("break", "split") and up:
+        return _reading(f, "relationship", "partner", None, 0.8)
+    objects = f.kids("dobj")
+    if not objects:
+        return None
+    thing = objects[0]
+    named = any(f.parsed.words[i].lower in CAR_NAMES for i in f.parsed.subtree(thing.i))
+    if f.lemma in _LET_GO and (thing.lemma in VEHICLES or named):
+        return _reading(f, "identity", "car", None, 0.8)
+    mine = any(k.lower == "my" for k in f.kids("poss", of=thing.i))
+    if f.lemma in _QUIT and thing.lemma in JOBS and mine:
+        return _reading(f, "identity", "employer", None, 0.8)
+    return None
+
+
+def reporting(f: Frame) -> Reading | None:
+    """Whom one reports to is one's manager ("i report to wren akintola now", "reporting
+    to Dana since the reorg"): the manager's attribute, so it ends the manager said
+    before ("my manager is teodor"); not a place or a body ("report to the front desk",
+    "report to HR")."""
+    if f.lemma != "report" or f.negative or f.modal is not None or f.subject_noun is not None:
+        return None
+    for who in f.preps("to"):
+        if f.kids("det", of=who.i) or who.tag in ("NNS", "NNPS") or who.lemma in ROLES:
+            continue
+        if who.pos == "PROPN" or (who.text.isalpha() and not known_noun(who.lower)):
+            return _reading(f, "relationship", "manager", who.i, 0.8)
+    return None
 
 
 def kin(f: Frame) -> Reading | None:
@@ -433,6 +477,8 @@ RULES: tuple[Rule, ...] = (
     copula,
     called,
     status,
+    parting,
+    reporting,
     goal,
     liking,
     work,

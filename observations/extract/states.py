@@ -312,7 +312,8 @@ def _state(f: Frame, comp: Word) -> Reading | None:
         return _reading(f, "identity", "age", comp.i, 0.8)  # "i'm 34 now"
     if comp.dep == "attr" and lemma in ROLES and f.kids("poss", of=comp.i):
         return None  # "Hale is my coach": a relation named (references), not a trade
-    if comp.pos == "NOUN" and lemma in OCCUPATIONS and comp.dep == "attr":
+    trade = lemma in OCCUPATIONS or (lemma not in ROLES and _named_workplace(f, comp))
+    if comp.pos == "NOUN" and trade and comp.dep == "attr":
         if _praise(f, comp):
             return None  # "you're the best cook", "she's the worst driver"
         for employer in f.preps("at", "for", of=comp.i) if lemma != "student" else ():
@@ -328,6 +329,19 @@ def _state(f: Frame, comp: Word) -> Reading | None:
     if placed and f.preps("in", of=comp.i):
         return _reading(f, "identity", "city", f.preps("in", of=comp.i)[0].i, 0.8)
     return None
+
+
+def _named_workplace(f: Frame, comp: Word) -> bool:
+    """A noun said with a named place it is "at" or "for" ("a dispatcher at Kestrel
+    Freight", "a welder for hanlon steel"): a trade, whether or not it is one of the known
+    ones; not a place one is at ("a regular at the gym")."""
+    for place in f.preps("at", "for", of=comp.i):
+        if f.kids("det", "poss", of=place.i) or place.lemma in SETTINGS:
+            continue
+        names = [place, *f.kids("compound", of=place.i)]
+        if any(w.pos == "PROPN" or not known_noun(w.lower) for w in names):
+            return True
+    return False
 
 
 def _praise(f: Frame, comp: Word) -> bool:

@@ -40,7 +40,7 @@ from observations.extract.corrections import (
     corrects,
 )
 from observations.extract.dates import DATE_FIELDS, ResolvedDate, find_dates, yearly_dates
-from observations.extract.ellipsis import restored, unpossessed
+from observations.extract.ellipsis import dated_noun, introduced, restored, unpossessed
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
 from observations.extract.references import Heard, Referent, Speech
@@ -307,7 +307,9 @@ def _with_subjects(
     ("Went to the park yesterday") is parsed again with it (:mod:`.ellipsis`), its dates
     moved along; a statement asked to be confirmed ("her bday is june 3rd right?") is
     parsed again without its tag (:func:`checked`); one whose "'s" was read as a
-    possessive ("cleo's allergic to peanuts") is parsed again with "is" for it."""
+    possessive ("cleo's allergic to peanuts") is parsed again with "is" for it; a thing
+    and its day with no verb ("dentist on the 20th at 9") as the speaker's thing on that
+    day."""
     found = [(view, s.dates) for view, s in zip(views, sentences, strict=True)]
     fixed = {n: text for n, (view, _) in enumerate(found) if (text := restored(view))}
     fixed |= {n: text for n, s in enumerate(sentences) if n not in fixed and (text := checked(s))}
@@ -318,6 +320,11 @@ def _with_subjects(
     }
     fixed |= {
         n: right[0] for n, s in enumerate(sentences) if n not in fixed and (right := righted(s))
+    }
+    fixed |= {
+        n: text
+        for n, (view, dates) in enumerate(found)
+        if n not in fixed and (text := dated_noun(view, dates) or introduced(view))
     }
     for n, view in zip(fixed, analyse(list(fixed.values())), strict=True):
         found[n] = (view, _moved(found[n][1], sentences[n].text, view.text))
@@ -494,7 +501,7 @@ def _kind_and_key(atom: Atom) -> tuple[str, str]:
     reading, about = atom.reading, atom.about
     if about.kind in ("relation", "outsider"):
         base = _relation_key(about)
-        if reading.kind == "relationship":
+        if reading.kind == "relationship" and reading.topic != "partner":
             return "relationship", base
         return "relationship", f"{base}:{reading.topic}"
     if atom.dates and reading.kind == "experience":
