@@ -174,9 +174,16 @@ def _after_next(m: re.Match[str], ctx: Context) -> Period:
 def _nth_weekday_of(m: re.Match[str], ctx: Context) -> Period | None:
     """ "The second friday of june", "the last monday in may": that day of the month, in
     the year the sentence's tense points to (a plan: the next such day; past: the last),
-    else the nearer."""
-    month, weekday = month_number(m["mon"]), WEEKDAY_NAMES.index(weekday_name(m["wd"]))
+    else the nearer; "the last friday of the month" (of this month), "… of next month"."""
+    weekday = WEEKDAY_NAMES.index(weekday_name(m["wd"]))
     nth = -1 if m["nth"].lower() == "last" else ordinal(m["nth"])
+    if m["rel"]:
+        year, month = divmod(
+            ctx.anchor.year * 12 + ctx.anchor.month - 1 + (m["rel"].lower() == "next"), 12
+        )
+        found = _nth_weekday(year, month + 1, weekday, nth)
+        return day_range(found) if found else None
+    month = month_number(m["mon"])
     if m["y"]:
         found = _nth_weekday(int(m["y"]), month, weekday, nth)
         return day_range(found) if found else None
@@ -372,7 +379,8 @@ RULES: tuple[Rule, ...] = tuple(
         (rf"\b{NUM}\s+weekends\s+ago\b", _weekends_ago, ("weekend",)),
         (r"\bthe\s+(?P<unit>week|weekend)\s+after\s+next\b", _after_next, ("after next",)),
         (rf"\b(?:the\s+)?(?P<nth>first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th)\s+"
-         rf"{WEEKDAY}\s+(?:of|in)\s+{MON}(?:,?\s+{YEAR}\b)?", _nth_weekday_of, ("day",)),
+         rf"{WEEKDAY}\s+(?:of|in)\s+(?:{MON}(?:,?\s+{YEAR}\b)?|(?P<rel>the|this|next)\s+month\b)",
+         _nth_weekday_of, ("day",)),
         (rf"\b{NUM}\s+(?P<wd>{'|'.join(WEEKDAY_NAMES)})s\s+ago\b", _weekdays_ago, (" ago",)),
         (rf"\b{REL}\s+{WEEKDAY}\b", _relative_weekday, _RELATIONS),
         (rf"\b(?P<wd>{'|'.join(WEEKDAY_NAMES)})(?!s\b){_PART}\b", _bare_weekday, ("day",)),

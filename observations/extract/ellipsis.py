@@ -83,8 +83,8 @@ def dated_noun(parsed: Parsed, dates: Sequence[ResolvedDate]) -> str | None:
         return None  # the words before the noun all modify it ("work offsite")
     start = parsed.words[thing[0]].start
     date = dates[0]
-    if parsed.text[root.end : date.span[0]].strip():
-        return None
+    if date.span[0] < root.end or parsed.text[root.end : date.span[0]].strip():
+        return None  # the date right after the thing ("yesterday, me and…" names none)
     visit = " appointment" if root.lemma in ROLES else ""  # "dentist on the 20th": a visit
     end = parsed.words[comma].start if comma is not None else len(parsed.text)
     if date.span[1] > end:

@@ -233,8 +233,10 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
     if (word.lemma in ROLES and word.pos == "NOUN") or word.lower in FAMILY:
         return _relation(parsed, word, speech)
     titled = [k for k in parsed.kids(word.i) if k.lemma in ROLES and k.i == word.i - 1]
-    if word.pos == "PROPN" and titled and parsed.kids(titled[0].i, "poss"):
-        return _relation(parsed, titled[0], speech, word)  # "my manager greg"
+    # "my manager greg", "my cousin rosa" ("my" hung on the name or on the role)
+    owned = titled and (parsed.kids(titled[0].i, "poss") or _mine(parsed, word))
+    if word.pos == "PROPN" and owned:
+        return _relation(parsed, titled[0], speech, word)
     if kin_name(parsed, word):
         return _relation(parsed, parsed.words[word.i - 1], speech, word)  # "my sister lena"
     if word.pos == "PROPN" and word.dep != "compound" and _bare_name(parsed, word):
@@ -248,6 +250,10 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
             return None  # a place, an organisation, a word capitalised to open a sentence
         return Referent("outsider", name_of(parsed, word.i), None, None, given)
     return None
+
+
+def _mine(parsed: Parsed, word: Word) -> bool:
+    return any(k.lower in ("my", "our") for k in parsed.kids(word.i, "poss"))
 
 
 def _maybe_a_person(parsed: Parsed, word: Word) -> bool:

@@ -106,12 +106,12 @@ ROWS: tuple[Row, ...] = (
          ["the weather is nice today", "the wedding is on the 21st", "my week was busy",
           "my birthday party was on the 2nd", "my form is late again today"], last=True),
     _row("plan-moved", "push move schedule reschedule book postpone delay bring set", "date",
-         "owned", ("event", "{topic}", "{person}'s {thing} was moved to {value}."), 0.8,
+         "owned", ("event", "{topic}", "{person}'s {thing} is set for {value}."), 0.8,
          ["my cleaning got pushed to next month on the 3rd",
           "work offsite got scheduled for the last friday of the month",
           "my appointment was rescheduled to the 14th"],
          ["the meeting got pushed to friday", "my car got moved to the other lot",
-          "my boss moved the deadline"], past=True),
+          "my boss moved the deadline", "jess moved out 10 days ago"], past=True),
     _row("event-dated", "be", "date", "owned",
          ("event", "{topic}", "{person}'s {thing} was {value}."), 0.8,
          ["knee surgery was three weeks ago", "final fitting was yesterday"],
@@ -222,10 +222,11 @@ def _owned(parsed: Parsed, thing: Word | None, value: Value) -> bool:
 
 def _date_complement(frame: Frame, dates: Sequence[ResolvedDate]) -> Value | None:
     """A date said as what "be" says of its subject ("my review is on 3 June", "annual
-    review is a week from today", "the form is due in 3 days"), or as when another verb
-    puts its subject ("my cleaning got pushed to the 3rd"): the first date phrase after the
-    verb; after "be", nothing comes before it but a complement that holds it ("due"), and
-    no other complement is said of the subject ("the weather is nice today")."""
+    review is a week from today", "the form is due in 3 days"), or as the day another verb
+    puts its subject to or for ("my cleaning got pushed to the 3rd", "scheduled for
+    friday"; not "jess moved out 10 days ago"): the first date phrase after the verb;
+    after "be", nothing comes before it but a complement that holds it ("due"), and no
+    other complement is said of the subject ("the weather is nice today")."""
     parsed, clause = frame.parsed, frame.clause
     after = [i for i in clause.words if i > frame.head.i and parsed.words[i].pos != "PUNCT"]
     for date in dates:
@@ -239,9 +240,16 @@ def _date_complement(frame: Frame, dates: Sequence[ResolvedDate]) -> Value | Non
         lead = [i for i in after if i < first]
         if frame.lemma == "be" and (held or not _leads_to(parsed, lead, first)):
             return None
+        said_with = (date.text.lower().split()[0], parsed.words[first - 1].lower)
+        put = any(word in _PUT_TO for word in said_with)
+        if frame.lemma != "be" and not put:
+            return None
         said = date.phrase if frame.lemma == "be" else date.label  # "is on 3 June", "to 3 June"
         return Value("date", range(first, inside[-1] + 1), said, first, False)
     return None
+
+
+_PUT_TO = ("to", "for", "till", "until")
 
 
 def _leads_to(parsed: Parsed, lead: Sequence[int], first: int) -> bool:

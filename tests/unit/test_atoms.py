@@ -1361,3 +1361,24 @@ def test_what_only_looks_like_those_statements_is_not_one(said: str) -> None:
         for f in found
         if f.key.startswith(("relationship:manager", "event:", "identity:employer"))
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "day"),
+    [
+        ("work offsite got scheduled for the last friday of the month", "26 September 2025"),
+        ("my interview is the first monday of next month", "6 October 2025"),
+    ],
+)
+def test_a_weekday_of_this_or_next_month_is_that_day(said: str, day: str) -> None:
+    assert [f.statement for f in facts([("tom", said)]) if day in f.statement]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["yes but not today lol", "Yesterday, me and my neighbour ran a class", "jess moved out"],
+)
+def test_no_thing_is_dated_by_a_date_or_a_name_alone(said: str) -> None:
+    assert not [
+        f.statement for f in facts([("tom", said)]) if f.statement.startswith("Tom Okafor's")
+    ]
