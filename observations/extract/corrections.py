@@ -9,8 +9,8 @@ dogs."), from both turns, and keyed by X where the key named Y
 
 The correction is read off the words of the sentence, whose parse chat garbles ("its"
 read as a possessive, "cats" as a verb): "it's", "it is" or "its" at its start (after
-"no", "nah", "nope", "actually"), then X — nouns, names, numbers, adjectives — then
-"not" and Y.
+"no", "nah", "nope", "actually"), or nothing ("utrecht, not rotterdam", "midwife!! not a
+nurse"), then X — nouns, names, numbers, adjectives — then "not" and Y.
 
 A reply that opens with a bare X and "actually" ("2nd dan actually 😅", "brown belt
 actually") corrects without naming Y: it puts right the thing the latest claim about
@@ -60,7 +60,8 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
     bare = _bare(parsed) if opening else None
     if bare is not None:
         return bare
-    found = [w for w in parsed.words if w.pos != "PUNCT"]
+    # words, not marks (a full stop in lower-case chat is at times tagged otherwise)
+    found = [w for w in parsed.words if w.pos != "PUNCT" and any(c.isalnum() for c in w.text)]
     n = 0
     while n < len(found) and found[n].lower in _LEADING:
         n += 1
@@ -68,9 +69,7 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
     if rest[:1] == ["its"]:
         n += 1
     elif rest in (["it", "'s"], ["it", "is"], ["it", "was"]):
-        n += 2
-    else:
-        return None
+        n += 2  # else X opens the sentence on its own: "utrecht, not rotterdam"
     nots = [k for k in range(n, len(found)) if found[k].lower == "not"]
     if not nots or nots[0] == n or nots[0] == len(found) - 1:
         return None
@@ -79,6 +78,7 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
         return None
     if not _content(right[-1]):
         return None
+    right = (_uncapitalised(right[0]), *right[1:])
     wrong = []  # to the end of the sentence, or to a full stop in lower-case chat
     for w in parsed.words[found[nots[0]].i + 1 :]:
         if w.text in (".", "!", "?"):
@@ -106,10 +106,14 @@ def _bare(parsed: Parsed) -> Correction | None:
     inside = {w.i for w in right}
     if any(w.head not in inside and not _loose(parsed, w) for w in right):
         return None  # a part of what follows ("coffee actually i prefer")
-    first = right[0]
-    if first.pos != "PROPN" and first.text[:1].isupper():  # the sentence's capital
-        first = replace(first, text=first.text.lower())
-    return Correction((first, *right[1:]), ())
+    return Correction((_uncapitalised(right[0]), *right[1:]), ())
+
+
+def _uncapitalised(first: Word) -> Word:
+    """The first word of a sentence without the sentence's capital, unless a name."""
+    if first.pos != "PROPN" and first.text[:1].isupper():
+        return replace(first, text=first.text.lower())
+    return first
 
 
 def answered(parsed: Parsed) -> Correction | None:

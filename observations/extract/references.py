@@ -6,7 +6,8 @@ fact can be about when it is the assistant. "he"/"she"/"him"/"her" mean the one 
 the turn named before them (a member, a relation such as "my sister Lena", or a named
 person); in a turn that named nobody, the one person named in the last few turns ("my
 cousin is staying with me" … "she's a vet tech"), unless the role says otherwise ("my
-brother" is no "she"); and nobody when there were none or several. "they"/"their" mean
+brother" is no "she"); never the speaker, who says "I"; and nobody when there were none
+or several. "they"/"their" mean
 the one group of relations of the speaker or the addressee named in the last few turns
 ("my dogs", "your kids", "the kids"), when no other plural noun stands before them in the
 sentence.
@@ -109,17 +110,21 @@ class Speech:
         """The one third person named so far in the turn ("my sister Lena" and "Lena" are
         one), or when it named nobody, in the last few turns of the session, if the
         pronoun ``lower`` can mean them."""
-        people = {r.given or r.name: r for r in self.named if not _the_assistant(r)}
+        people = {r.given or r.name: r for r in self.named if self._third(r)}
         if not people:
             heard = self.heard.people.items()
             people = {
-                k: r
-                for k, (r, seq) in heard
-                if self.seq - seq <= _RECENT_TURNS and not _the_assistant(r)
+                k: r for k, (r, seq) in heard if self.seq - seq <= _RECENT_TURNS and self._third(r)
             }
             if len(people) == 1 and not _fits(next(iter(people.values())), lower):
                 return None
         return next(iter(people.values())) if len(people) == 1 else None
+
+    def _third(self, referent: Referent) -> bool:
+        """Whether a third person's pronoun can mean the referent: not the assistant, and
+        not the speaker, who says "I" ("she's in kinsale now" said by Tom is never Tom)."""
+        speaker = referent.kind == "member" and referent.person == self.speaker
+        return not _the_assistant(referent) and not speaker
 
     def group(self) -> Referent | None:
         """The one group of relations of the speaker or the addressee named in the last

@@ -1382,3 +1382,18 @@ def test_no_thing_is_dated_by_a_date_or_a_name_alone(said: str) -> None:
     assert not [
         f.statement for f in facts([("tom", said)]) if f.statement.startswith("Tom Okafor's")
     ]
+
+
+def test_a_third_persons_pronoun_never_means_the_speaker() -> None:
+    found = facts(
+        [
+            ("maya", "first tom's mum in cork, then my parents in valencia"),
+            ("tom", "she's in kinsale now babe, she sold the cork house last autumn"),
+        ]
+    )
+    assert not [f.statement for f in found if f.statement.startswith("Tom Okafor ")]
+
+
+def test_a_relations_name_with_my_hung_on_it_is_the_relation() -> None:
+    keys = [f.key for f in facts([("tom", "my cousin rosa just moved to leeds")])]
+    assert "relationship:cousin:rosa:city" in keys

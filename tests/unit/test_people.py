@@ -206,6 +206,9 @@ def test_congratulations_on_a_new_job_are_the_member_congratulated_s_employer() 
          "constraint:allergy:nut", "Tom Okafor is allergic to tree nuts."),
         ("tom's allergic to shellfish", "its not shellfish, its tree nuts",
          "constraint:allergy:nut", "Tom Okafor is allergic to tree nuts."),
+        # no "it's": the right word opens the sentence
+        ("tom is allergic to cats", "lol no. dogs, not cats",
+         "constraint:allergy:dog", "Tom Okafor is allergic to dogs."),
     ],
 )  # fmt: skip
 def test_a_member_who_corrects_a_friends_claim_about_them_puts_it_right(
