@@ -95,6 +95,23 @@ def dated_noun(parsed: Parsed, dates: Sequence[ResolvedDate]) -> str | None:
     return f"my {thing[:1].lower()}{thing[1:]}{visit} is {when}" + (f".{rest}" if rest else "")
 
 
+def labelled(parsed: Parsed) -> str | None:
+    """A sentence that opens with a label and a colon before a clause of its own
+    ("rehearsal news: spring concert is set for…", "work stuff: my manager quit"): the
+    clause alone. A label is at most three words with no verb, pronoun or owner; what
+    follows a colon that is no clause is kept with it ("allergies: penicillin")."""
+    colon = next((w for w in parsed.words[:4] if w.text == ":"), None)
+    if colon is None or colon.i == 0:
+        return None
+    label, rest = parsed.words[: colon.i], parsed.words[colon.i + 1 :]
+    if any(w.pos in ("VERB", "AUX", "PRON") or w.dep == "poss" for w in label):
+        return None
+    verbs = [w for w in rest if w.pos in ("VERB", "AUX")]
+    if not any(parsed.kids(v.i, *SUBJECTS) for v in verbs):
+        return None
+    return parsed.text[rest[0].start :] if rest else None
+
+
 def introduced(parsed: Parsed) -> str | None:
     """A speaker who gives their name and then what they are, after a comma ("I'm Sam, a
     nurse at St Mary's", "im marta, dispatcher at kestrel freight"): what they are, said as

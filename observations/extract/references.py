@@ -238,9 +238,11 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
     if (word.lemma in ROLES and word.pos == "NOUN") or word.lower in FAMILY:
         return _relation(parsed, word, speech)
     titled = [k for k in parsed.kids(word.i) if k.lemma in ROLES and k.i == word.i - 1]
-    # "my manager greg", "my cousin rosa" ("my" hung on the name or on the role)
+    # "my manager greg", "my cousin rosa" ("my" hung on the name or on the role), "my best
+    # friend oskar" (a name the tagger took for a common noun that no table knows)
     owned = titled and (parsed.kids(titled[0].i, "poss") or _mine(parsed, word))
-    if word.pos == "PROPN" and owned:
+    unknown = word.tag == "NN" and word.text.isalpha() and not known_noun(word.lower)
+    if (word.pos == "PROPN" or unknown) and owned:
         return _relation(parsed, titled[0], speech, word)
     if kin_name(parsed, word):
         return _relation(parsed, parsed.words[word.i - 1], speech, word)  # "my sister lena"

@@ -98,6 +98,12 @@ ROWS: tuple[Row, ...] = (
          ["they put me on metformin, 500mg twice a day",
           "my gp started me on levothyroxine 50mcg"],
          ["the pharmacy was out of ibuprofen 200mg"], past=True),
+    _row("number-owned", "be", "number", "owned",
+         ("identity", "{topic}", "{person}'s {thing} is {value}."), 0.8,
+         ["my rent is 615 now", "my rent's 615 now", "my locker number is 4411",
+          "my resting heart rate is 58"],
+         ["my flight is 2 hours", "my rent is a lot", "my rent was 615",
+          "my sister is 5", "the score is 3"], last=True),
     _row("plan-dated", "be", "date", "owned",
          ("event", "{topic}", "{person}'s {thing} is {value}."), 0.8,
          ["annual review is a week from today", "dentist appointment is on the 21st",
@@ -146,9 +152,8 @@ def matching_row(
         return None
     parsed, clause = frame.parsed, frame.clause
     values = typed_values(parsed, clause.words)
-    dated = _date_complement(frame, dates)
-    if dated is not None:
-        values.append(dated)
+    said = (_date_complement(frame, dates), _number_complement(frame))
+    values += [value for value in said if value is not None]
     for row in rows:
         if row.person != about or (row.heads and frame.lemma not in row.heads):
             continue
@@ -246,6 +251,18 @@ def _date_complement(frame: Frame, dates: Sequence[ResolvedDate]) -> Value | Non
             return None
         said = date.phrase if frame.lemma == "be" else date.label  # "is on 3 June", "to 3 June"
         return Value("date", range(first, inside[-1] + 1), said, first, False)
+    return None
+
+
+def _number_complement(frame: Frame) -> Value | None:
+    """A bare number said as what "be" says of its subject ("my rent is 615 now", "my
+    locker is 4411"): the number is the complement itself, counting no noun ("my flight is
+    2 hours") and with no unit a typed value would have."""
+    if frame.lemma != "be" or frame.negative:
+        return None
+    for comp in frame.kids("attr", "acomp"):
+        if comp.tag == "CD" and comp.text.replace(",", "").isdigit() and not frame.kids(of=comp.i):
+            return Value("number", range(comp.i, comp.i + 1), comp.text, comp.i, False)
     return None
 
 

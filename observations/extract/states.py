@@ -351,8 +351,11 @@ def _praise(f: Frame, comp: Word) -> bool:
 
 
 def _an_age(f: Frame, comp: Word) -> bool:
-    """A bare number one is: "i'm 34 now" (not "34%", "5 minutes late")."""
+    """A bare number one is: "i'm 34 now" (not "34%", "5 minutes late"; nor a number a
+    thing of one's is: "my resting heart rate is 58")."""
     if comp.tag != "CD" or not comp.text.isdigit() or f.kids(of=comp.i) or f.negative:
+        return False
+    if f.subject_noun is not None and f.subject_noun.lemma not in ROLES:
         return False
     return 0 < int(comp.text) < 120
 

@@ -40,7 +40,13 @@ from observations.extract.corrections import (
     corrects,
 )
 from observations.extract.dates import DATE_FIELDS, ResolvedDate, find_dates, yearly_dates
-from observations.extract.ellipsis import dated_noun, introduced, restored, unpossessed
+from observations.extract.ellipsis import (
+    dated_noun,
+    introduced,
+    labelled,
+    restored,
+    unpossessed,
+)
 from observations.extract.passing import Passing, passing_facts
 from observations.extract.people import Cast, Person
 from observations.extract.references import Heard, Referent, Speech
@@ -324,7 +330,8 @@ def _with_subjects(
     fixed |= {
         n: text
         for n, (view, dates) in enumerate(found)
-        if n not in fixed and (text := dated_noun(view, dates) or introduced(view))
+        if n not in fixed
+        and (text := labelled(view) or dated_noun(view, dates) or introduced(view))
     }
     for n, view in zip(fixed, analyse(list(fixed.values())), strict=True):
         found[n] = (view, _moved(found[n][1], sentences[n].text, view.text))

@@ -1339,6 +1339,11 @@ def test_what_we_do_with_one_another_is_no_fact_of_the_speaker_alone(said: str) 
          "Tom Okafor's dentist appointment is on 12 September 2025 at 3."),
         ("I'm Tom, a welder at Hanlon Steel", "identity:employer",
          "Tom Okafor is a welder at Hanlon Steel."),
+        ("rehearsal news: spring concert is set for the last saturday of april",
+         "event:concert", "Tom Okafor's spring concert is set for 25 April 2026."),
+        ("also my best friend oskar is moving to tromsø for a postdoc",
+         "relationship:friend:oskar:city",
+         "Tom Okafor's best friend Oskar is moving to Tromsø for a postdoc."),
     ],
 )  # fmt: skip
 def test_statements_the_parse_hides_are_read_as_their_grammar_says(
@@ -1352,6 +1357,7 @@ def test_statements_the_parse_hides_are_read_as_their_grammar_says(
 @pytest.mark.parametrize(
     "said",
     ["i report to the front desk at 9", "the dinner is on the 3rd, i suppose",
+     "allergies: penicillin, due on the 3rd",
      "the dentist on the 12th was awful", "i'm a regular at the gym", "pizza on friday lol"],
 )  # fmt: skip
 def test_what_only_looks_like_those_statements_is_not_one(said: str) -> None:
