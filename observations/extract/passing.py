@@ -4,7 +4,9 @@ Chat often says where someone lives or works in a phrase of a sentence about som
 else, where no clause has the person as its subject:
 
 * a home: "reunion is 16 aug at my place in gaia" → "Teresa Nunes lives in Gaia."
-  (``identity:city``); "my place in line", "our house in the woods" say no town;
+  (``identity:city``), also one just got or new ("got a studio in grenoble", "new place
+  in neustadt is cute", "im in a flatshare in lyon"); "my place in line", "our house in
+  the woods" say no town;
 * a first stretch at a workplace: "first week at kaiser oakland done!!!" → "Dani Ortiz
   started at Kaiser Oakland." (``identity:employer``); not "first day at school";
 * a shift at a workplace: "night shift at st thomas' hospital all weekend" → "Priya Das
@@ -43,7 +45,7 @@ from observations.extract.vocabulary import (
 
 HOMELANDS = words("hometown homeland")
 _HOMELAND_PARTS = words("country town city island")
-HOMES = words("place house flat apartment apt home condo")
+HOMES = words("place house flat apartment apt home condo studio flatshare houseshare")
 STARTS = words("day week month shift")
 SHIFTS = words("shift")  # a stretch of work: one works where one does a shift
 CONGRATS = words("congrats congratulations congratz grats")
@@ -69,8 +71,12 @@ def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
     """The facts the phrases of one parsed sentence say in passing."""
     me = speech.speaker
     for word in parsed.words:
-        if word.lemma in HOMES and _mine(parsed, word):
-            town = _named_place(parsed, word, "in", _NOT_TOWNS)
+        if word.lemma in HOMES and (_mine(parsed, word) or _got_or_new(parsed, word)):
+            # "got a studio in grenoble": the parse may hang the town on the getting
+            got = parsed.words[word.head] if word.dep == "dobj" else word
+            town = _named_place(parsed, word, "in", _NOT_TOWNS) or _named_place(
+                parsed, got, "in", _NOT_TOWNS
+            )
             if town is not None:
                 yield Passing(me, "identity", "city", town, f"{me.name} lives in {town}.",
                               "live", 0.75)  # fmt: skip
@@ -102,6 +108,23 @@ def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
 
 
 _LET_GO = frozenset(("sell", "scrap", "total", "crash", "wreck", "trade", "return", "lose"))
+
+
+def _got_or_new(parsed: Parsed, word: Word) -> bool:
+    """A home the speaker has just got or lives in, said with "a" or "new": "got a studio
+    in grenoble", "new place in neustadt is cute", "im in a flatshare in lyon"; not one
+    seen or visited ("we saw a flat in porto"), nor someone else's."""
+    if parsed.kids(word.i, "poss"):
+        return False
+    if any(k.lower == "new" for k in parsed.kids(word.i, "amod")):
+        return True
+    head = parsed.words[word.head]
+    verb = parsed.words[head.head] if word.dep == "pobj" and head.lower == "in" else head
+    if verb.lemma not in ("get", "find", "rent", "be", "buy"):
+        return False
+    while not parsed.kids(verb.i, "nsubj") and verb.dep == "conj":
+        verb = parsed.words[verb.head]  # "left the flatshare, got a studio…": one subject
+    return [s.lower for s in parsed.kids(verb.i, "nsubj")] in (["i"], ["we"])
 
 
 def _mine(parsed: Parsed, word: Word, bare: bool = False) -> bool:

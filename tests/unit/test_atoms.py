@@ -574,8 +574,25 @@ def test_a_home_said_in_passing_is_the_city_one_lives_in() -> None:
     (home,) = [f for f in found if f.key == "identity:city"]
     assert (home.owner_id, home.statement) == ("maya", "Maya Chen lives in Gaia.")
     assert home.fields["location"] == "Gaia" and _passes_checks(found)
-    for said in ("i lost my place in line", "my place in the world is here", "her flat in Porto"):
+    for said in (
+        "i lost my place in line",
+        "my place in the world is here",
+        "her flat in Porto",
+        "we saw a flat in porto",
+        "i got a flat tyre in porto",
+    ):
         assert all(f.key != "identity:city" for f in facts([("maya", said)]))
+
+
+@pytest.mark.parametrize(
+    ("said", "town"),
+    [("i moved!! left the lyon flatshare, got a studio in grenoble for 590/month", "Grenoble"),
+     ("new place in neustadt is cute tho", "Neustadt"),
+     ("im in a flatshare in lyon, 640€ a month", "Lyon")],
+)  # fmt: skip
+def test_a_home_just_got_or_new_is_the_city_one_lives_in(said: str, town: str) -> None:
+    (home,) = [f for f in facts([("maya", said)]) if f.key == "identity:city"]
+    assert home.statement == f"Maya Chen lives in {town}."
 
 
 def test_a_first_week_at_a_named_workplace_is_a_new_employer() -> None:
@@ -1357,7 +1374,7 @@ def test_statements_the_parse_hides_are_read_as_their_grammar_says(
 @pytest.mark.parametrize(
     "said",
     ["i report to the front desk at 9", "the dinner is on the 3rd, i suppose",
-     "allergies: penicillin, due on the 3rd",
+     "allergies: penicillin, due on the 3rd", "i'm a beginner at rock climbing",
      "the dentist on the 12th was awful", "i'm a regular at the gym", "pizza on friday lol"],
 )  # fmt: skip
 def test_what_only_looks_like_those_statements_is_not_one(said: str) -> None:
