@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
 
 import psycopg
@@ -31,6 +31,7 @@ from observations.extract.base import (
     Extraction,
     Extractor,
     KnownDay,
+    KnownName,
     SessionEvent,
     SessionInput,
 )
@@ -145,8 +146,8 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
         if row["status"] == "built" and row["build_version"] == config.build_version:
             return BuildOutcome("unchanged", session_id)
         events = conn.execute(Q["session_input_events"], key).fetchall()
-        known = _known_days(conn, row)
-    session = _session_input(row, events, known)
+        known, names = _earlier(conn, row)
+    session = _session_input(row, events, known, names)
     extraction = config.extractor.extract(session)
     g = config.gates
     gated = apply_gates(
@@ -221,11 +222,17 @@ def _write(
     return BuildOutcome("built", session_id, entries, dict(dropped), extraction.fallback_reason)
 
 
-def _known_days(conn: Conn, row: dict[str, Any]) -> list[KnownDay]:
-    """The days the channel's earlier sessions tied words to, oldest first: never another
-    channel's, which this one's members may not have seen."""
+def _earlier(conn: Conn, row: dict[str, Any]) -> tuple[list[KnownDay], list[KnownName]]:
+    """What the channel's earlier sessions left: the days they tied words to, oldest
+    first, and the relations named by their given name as of the latest that named any;
+    never another channel's, which this one's members may not have seen."""
     params = {"tenant_id": row["tenant_id"], **_channel_start(row)}
-    return [KnownDay(r["word"], r["day"]) for r in conn.execute(Q["known_days"], params)]
+    days: list[KnownDay] = []
+    names: list[KnownName] = []
+    for r in conn.execute(Q["earlier_summaries"], params):
+        days += [KnownDay(word, date.fromisoformat(day)) for word, day in (r["days"] or {}).items()]
+        names = [KnownName(*n) for n in r["names"]] if r["names"] else names
+    return days, names
 
 
 def _channel_start(row: dict[str, Any]) -> dict[str, Any]:
@@ -233,11 +240,14 @@ def _channel_start(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _session_input(
-    row: dict[str, Any], events: Sequence[dict[str, Any]], known: Sequence[KnownDay] = ()
+    row: dict[str, Any],
+    events: Sequence[dict[str, Any]],
+    known: Sequence[KnownDay] = (),
+    names: Sequence[KnownName] = (),
 ) -> SessionInput:
     """The session as extractors see it: every time at the offset its event was sent with
-    (the session's start and end at their first and last event's), with the days memory
-    holds from before it (``known``)."""
+    (the session's start and end at their first and last event's), with the days and the
+    names memory holds from before it (``known``, ``names``)."""
     offsets = [e["utc_offset_minutes"] for e in events] or [0]
     return SessionInput(
         tenant_id=row["tenant_id"],
@@ -259,6 +269,7 @@ def _session_input(
             for e in events
         ),
         known_days=tuple(known),
+        known_names=tuple(names),
     )
 
 

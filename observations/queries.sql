@@ -31,10 +31,11 @@ SELECT 1 FROM memory_sessions
    AND id <> %(session_id)s
  LIMIT 1;
 
--- name: known_days
--- The days the channel's earlier sessions tied words to (their summaries' "days": what
--- "two days before the wedding" counts from), from the latest 50 sessions, oldest first.
-SELECT d.key AS word, d.value::date AS day
+-- name: earlier_summaries
+-- What the channel's latest 50 earlier sessions left for the ones after them, oldest first:
+-- the days their summaries tied words to ("days": what "two days before the wedding"
+-- counts from) and the relations named by their given name so far ("names").
+SELECT latest.fields->'days' AS days, latest.fields->'names' AS names
   FROM (SELECT e.fields, s.started_at, s.id
           FROM memory_sessions s
           JOIN memory_entries e
@@ -44,7 +45,6 @@ SELECT d.key AS word, d.value::date AS day
            AND s.started_at < %(started_at)s AND e.status <> 'deleted'
          ORDER BY s.started_at DESC, s.id DESC
          LIMIT 50) AS latest
- CROSS JOIN LATERAL jsonb_each_text(latest.fields->'days') AS d
  ORDER BY latest.started_at, latest.id;
 
 -- name: delete_observations

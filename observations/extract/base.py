@@ -61,6 +61,17 @@ class KnownDay:
 
 
 @dataclass(frozen=True, slots=True)
+class KnownName:
+    """A relation an earlier session of the channel named by their given name ("my wife
+    rosa": rosa, the wife of that member): whom "rosa" means when that member says it
+    again."""
+
+    given: str  # lower case
+    owner_id: str  # the member whose relation they are
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
 class SessionInput:
     """A closed session handed to an extractor."""
 
@@ -71,6 +82,7 @@ class SessionInput:
     ended_at: datetime
     events: Sequence[SessionEvent]
     known_days: Sequence[KnownDay] = ()  # the channel's, from its earlier sessions, oldest first
+    known_names: Sequence[KnownName] = ()  # likewise: relations named by their given name
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from observations.extract.episodic import MIN_CONTENT_WORDS, extract_episodic
 from observations.extract.experiences import extract_experiences
 from observations.extract.summary import summarize
 from observations.extract.turns import build_turns
-from observations.extract.user_facts import FactHit, extract_facts
+from observations.extract.user_facts import FactHit, extract_facts, names_given
 
 _WORD = re.compile(r"\w+")
 
@@ -70,18 +70,20 @@ class HeuristicExtractor:
     """Implements the ``Extractor`` protocol without any model."""
 
     name = "heuristic"
-    version = "76"
+    version = "77"
 
     def __init__(self, min_episodic_words: int = MIN_CONTENT_WORDS) -> None:
         self.min_episodic_words = min_episodic_words
 
     def extract(self, session: SessionInput) -> Extraction:
         turns = build_turns(session)
-        items: list[Extracted] = [hit.item for hit in latest_per_key(extract_facts(turns))]
+        facts = extract_facts(turns, session.known_names)
+        items: list[Extracted] = [hit.item for hit in latest_per_key(facts)]
+        names = names_given(items, session.known_names)
         items.extend(extract_episodic(turns, self.min_episodic_words))
         ordered = sorted(session.events, key=lambda e: (e.seq, e.id))
         items.extend(extract_experiences(ordered))
-        summary = summarize(session, turns)
+        summary = summarize(session, turns, names)
         if summary is not None:
             items.append(summary)
         return Extraction(items=tuple(items), extractor=self.name, version=self.version)

@@ -82,6 +82,8 @@ class Heard:
     kin: set[tuple[str, str]] = field(default_factory=set)  # (member id, role) named
     # each third person named by one, with the latest turn that named them
     people: dict[str, tuple[Referent, int]] = field(default_factory=dict)
+    # relations earlier sessions named by their given name → (whose relation, role)
+    earlier: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -235,6 +237,9 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
         if person is not None:
             kind: Kind = "self" if person.actor_id == speech.speaker.actor_id else "member"
             return Referent(kind, person.name, person)
+    known = _named_before(parsed, word, speech)
+    if known is not None:
+        return known
     if (word.lemma in ROLES and word.pos == "NOUN") or word.lower in FAMILY:
         return _relation(parsed, word, speech)
     titled = [k for k in parsed.kids(word.i) if k.lemma in ROLES and k.i == word.i - 1]
@@ -257,6 +262,18 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
             return None  # a place, an organisation, a word capitalised to open a sentence
         return Referent("outsider", name_of(parsed, word.i), None, None, given)
     return None
+
+
+def _named_before(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
+    """The speaker's relation an earlier session named by this given name ("my wife rosa"
+    then, "rosa switched to the ER" now), said bare (no article or owner), however typed."""
+    earlier = speech.heard.earlier.get(word.lower)
+    if earlier is None or earlier[0] != speech.speaker.actor_id or word.dep == "compound":
+        return None
+    if word.pos not in ("PROPN", "NOUN") or parsed.kids(word.i, "det", "poss"):
+        return None
+    name = word.text[:1].upper() + word.text[1:]
+    return Referent("relation", name, speech.speaker, earlier[1], word.lower)
 
 
 def _mine(parsed: Parsed, word: Word) -> bool:

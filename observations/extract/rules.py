@@ -194,6 +194,8 @@ def vehicle(f: Frame) -> Reading | None:
     named = any(f.parsed.words[i].lower in CAR_NAMES for i in f.parsed.subtree(car.i))
     if f.lemma != "drive" and car.lemma not in VEHICLES and not named:
         return None
+    if car.pos == "PRON" or car.lemma in ROLES:
+        return None  # whom one drives ("i'm driving her", "driving my mum to the airport")
     return _reading(f, "identity", "car", car.i, 0.8)
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from observations.extract.base import SESSION_SUMMARY, Extracted, SessionInput
+from observations.extract.base import SESSION_SUMMARY, Extracted, KnownName, SessionInput
 from observations.extract.dates import day_label
 from observations.extract.text import ensure_period, singular
 from observations.extract.turns import Sentence, Turn, participants
@@ -127,8 +128,11 @@ def _fields(
     }
 
 
-def summarize(session: SessionInput, turns: tuple[Turn, ...]) -> Extracted | None:
-    """One summary item for the session, or None when nobody said anything."""
+def summarize(
+    session: SessionInput, turns: tuple[Turn, ...], names: Sequence[KnownName] = ()
+) -> Extracted | None:
+    """One summary item for the session, or None when nobody said anything; ``names``, the
+    relations named by their given name so far, kept for the channel's later sessions."""
     quotes = _quotes(turns)
     if not quotes:
         return None
@@ -144,6 +148,7 @@ def summarize(session: SessionInput, turns: tuple[Turn, ...]) -> Extracted | Non
     fields = _fields(quotes, parts, people, frequency, ids)
     # the days the session tied words to, for its channel's later sessions to count from
     fields["days"] = {word: day.isoformat() for word, day in turns[-1].anchors.own.items()}
+    fields["names"] = [[n.given, n.owner_id, n.role] for n in names]
     sources = sorted({event_id for _, ids in fields["sentence_sources"] for event_id in ids})
     return Extracted(
         kind=SESSION_SUMMARY,

@@ -25,13 +25,14 @@ A clause with a date phrase that reads as an experience is an event, keyed by it
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import Any
 
 from observations.extract.analysis import Parsed, Word, analyse, with_entities
 from observations.extract.atoms import Atom, sentence_atoms
-from observations.extract.base import PROFILE_KINDS, Extracted
+from observations.extract.base import PROFILE_KINDS, Extracted, KnownName
 from observations.extract.corrections import (
     Correction,
     answered,
@@ -98,14 +99,15 @@ class FactHit:
     item: Extracted
 
 
-def extract_facts(turns: tuple[Turn, ...]) -> list[FactHit]:
-    """Every fact in the users' turns, in session order."""
+def extract_facts(turns: tuple[Turn, ...], known: Sequence[KnownName] = ()) -> list[FactHit]:
+    """Every fact in the users' turns, in session order; ``known``, the relations the
+    channel's earlier sessions named by their given name ("rosa" for a member's wife)."""
     cast = Cast(t.event for t in turns)
     pending = [(t, s) for t in turns if t.event.role == "user" for s in t.sentences]
     pending = [(t, s) for t, s in pending if not _only_a_question(s)]
     parsed = _with_subjects(analyse([s.text for _, s in pending]), [s for _, s in pending])
     parsed = _with_names_typed(parsed, cast)
-    heard = Heard()
+    heard = Heard(earlier={k.given: (k.owner_id, k.role) for k in known})
     speeches: dict[int, Speech] = {}
     hits: list[FactHit] = []
     asked: list[FactHit] = []  # statements asked to be confirmed: no facts, unless answered
@@ -477,8 +479,21 @@ def relation_fact(turn: Turn, relation: Referent) -> Extracted:
         source_event_ids=(turn.event.id,),
         valid_from=turn.event.occurred_at,
         fields={"predicate": "be", "object": name, "polarity": "positive",
-                "topic": relation.role, "speaker": turn.speaker, "persons": [name]},
+                "topic": relation.role, "speaker": turn.speaker, "persons": [name],
+                "given": relation.given},
     )  # fmt: skip
+
+
+def names_given(items: Sequence[Extracted], known: Sequence[KnownName] = ()) -> list[KnownName]:
+    """The relations named by their given name so far: the channel's earlier sessions'
+    (``known``), then this session's naming facts ("Noor Haddad's sister is Lena"), a
+    later naming of a given name replacing an earlier one."""
+    found = {(k.given, k.owner_id): k for k in known}
+    for item in items:
+        given = item.fields.get("given")
+        if item.kind == "relationship" and isinstance(given, str) and given.isalpha():
+            found[(given, item.owner_id)] = KnownName(given, item.owner_id, item.fields["topic"])
+    return list(found.values())
 
 
 def passing_fact(turn: Turn, said: Passing) -> Extracted:

@@ -300,6 +300,27 @@ def test_a_day_counted_from_an_event_an_earlier_session_of_the_channel_dated(
     assert "15 February 2026" not in statements("dm-ana")
 
 
+def test_a_relation_an_earlier_session_named_is_known_by_name_in_a_later_one(
+    conn: Conn,
+) -> None:
+    """ "my wife rosa" in one session: "rosa" in the channel's next is the speaker's wife,
+    and in another channel, or said by another member, nobody's."""
+    tenant = new_tenant()
+    jan6 = datetime(2026, 1, 6, 7, 30, tzinfo=UTC)
+    later = jan6 + timedelta(days=14)
+    said = [
+        says(1, "my wife rosa is a nurse so her schedule is all over the place", jan6, "tom"),
+        says(2, "rosa started a new job at st vincent's", later, "tom"),
+        {**says(3, "rosa started a new job at st vincent's", later, "ana"), "channel_id": "dm-ana"},
+    ]  # fmt: skip
+    for event in said:  # each a session of its own
+        replay(conn, tenant, [event], now=later + timedelta(days=1))
+    build_all(conn, tenant, hash_config())
+    found = rows(conn, "memory_entries", tenant, "key LIKE 'relationship:wife:%%'")
+    assert {(r["owner_id"], r["key"]) for r in found} >= {("tom", "relationship:wife:employer")}
+    assert all(r["owner_id"] == "tom" for r in found)
+
+
 def test_a_session_waits_for_its_channels_earlier_session_queued_to_build(conn: Conn) -> None:
     tenant = new_tenant()
     at = NOW - timedelta(days=5)

@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from observations.extract.base import FACT_KINDS, Extracted, SessionEvent, SessionInput
+from observations.extract.base import (
+    FACT_KINDS,
+    Extracted,
+    KnownName,
+    SessionEvent,
+    SessionInput,
+)
 from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.people import Cast, addressees
 from observations.extract.user_facts import THIRD_PARTY_CONFIDENCE
@@ -35,9 +41,9 @@ def events(lines: Sequence[Line]) -> list[SessionEvent]:
     return found
 
 
-def facts(lines: Sequence[Line]) -> list[Extracted]:
+def facts(lines: Sequence[Line], known: Sequence[KnownName] = ()) -> list[Extracted]:
     evs = events(lines)
-    session = SessionInput("t", 1, "chat", START, evs[-1].occurred_at, evs)
+    session = SessionInput("t", 1, "chat", START, evs[-1].occurred_at, evs, known_names=known)
     return [i for i in HeuristicExtractor().extract(session).items if i.kind in FACT_KINDS]
 
 
@@ -410,3 +416,22 @@ def test_praise_of_the_listener_or_a_promise_to_them_is_no_fact(said: str) -> No
 def test_what_one_loves_doing_with_the_listener_is_still_ones_own() -> None:
     (liking,) = facts([("tom", "how are you?"), ("maya", "I love hiking with you")])
     assert liking.key == "preference:hiking" and liking.owner_id == "maya"
+
+
+def test_a_relation_named_in_an_earlier_session_is_known_to_its_member_alone() -> None:
+    wife = [KnownName("rosa", "tom", "wife")]
+    (job,) = facts([("tom", "rosa got a new job at st vincent's")], wife)
+    assert (job.owner_id, job.key) == ("tom", "relationship:wife:employer")
+    assert job.statement.startswith("Tom Okafor's wife Rosa ")
+    others = facts([("tom", "hi"), ("maya", "rosa got a new job at st vincent's")], wife)
+    assert not [f for f in others if f.key.startswith("relationship:wife")]
+
+
+def test_the_summary_keeps_the_relations_named_so_far_for_later_sessions() -> None:
+    evs = events([("tom", "my sister lena is moving to porto")])
+    known = (KnownName("rosa", "tom", "wife"),)
+    session = SessionInput("t", 1, "chat", START, START, evs, known_names=known)
+    (summary,) = [
+        i for i in HeuristicExtractor().extract(session).items if i.key.startswith("summary:")
+    ]
+    assert summary.fields["names"] == [["rosa", "tom", "wife"], ["lena", "tom", "sister"]]
