@@ -113,14 +113,15 @@ _LET_GO = frozenset(("sell", "scrap", "total", "crash", "wreck", "trade", "retur
 def _got_or_new(parsed: Parsed, word: Word) -> bool:
     """A home the speaker has just got or lives in, said with "a" or "new": "got a studio
     in grenoble", "new place in neustadt is cute", "im in a flatshare in lyon"; not one
-    seen or visited ("we saw a flat in porto"), nor someone else's."""
+    seen, visited or found ahead of a move ("we saw a flat in porto", "found a flat in
+    headingley!!" while moving in july), nor someone else's."""
     if parsed.kids(word.i, "poss"):
         return False
     if any(k.lower == "new" for k in parsed.kids(word.i, "amod")):
         return True
     head = parsed.words[word.head]
     verb = parsed.words[head.head] if word.dep == "pobj" and head.lower == "in" else head
-    if verb.lemma not in ("get", "find", "rent", "be", "buy"):
+    if verb.lemma not in ("get", "rent", "be", "buy"):
         return False
     while not parsed.kids(verb.i, "nsubj") and verb.dep == "conj":
         verb = parsed.words[verb.head]  # "left the flatshare, got a studio…": one subject

@@ -59,14 +59,17 @@ class Row:
     past: bool = False  # whether a past tense may say it ("the tickets were 40 quid": no)
     last: bool = False  # tried only where no rule of :mod:`.rules` reads the clause
     templated: bool = False  # stated from the template even when the clause names the person
+    definite: bool = False  # an ``owned`` row's thing is said with "the", not "my" or bare
 
 
 def _row(name: str, heads: str, value: ValueType, person: Person, gives: tuple[str, str, str],
          confidence: float, examples: Sequence[str], counter: Sequence[str],
-         past: bool = False, last: bool = False, templated: bool = False) -> Row:  # fmt: skip
+         past: bool = False, last: bool = False, templated: bool = False,
+         definite: bool = False) -> Row:  # fmt: skip
     kind, attribute, template = gives
     return Row(name, frozenset(heads.split()), value, person, kind, attribute, template,
-               confidence, tuple(examples), tuple(counter), past, last, templated)  # fmt: skip
+               confidence, tuple(examples), tuple(counter), past, last, templated,
+               definite)  # fmt: skip
 
 
 _SALARY = ("identity", "salary", "{person} earns {value}.")
@@ -111,6 +114,14 @@ ROWS: tuple[Row, ...] = (
           "my party is this coming saturday"],
          ["the weather is nice today", "the wedding is on the 21st", "my week was busy",
           "my birthday party was on the 2nd", "my form is late again today"], last=True),
+    _row("plan-dated-the", "be", "date", "owned",
+         ("event", "{topic}", "{person} has the {thing} {value}."), 0.75,
+         ["the half marathon is the first sunday of march",
+          "the investor pitch deck is due a week from today", "the wedding is on the 21st"],
+         ["the weather is nice today", "the meeting was on monday",
+          "the kids are at school on friday", "my review is on friday",
+          "the full one is next year"],
+         last=True, definite=True),
     _row("plan-moved", "push move schedule reschedule book postpone delay bring set", "date",
          "owned", ("event", "{topic}", "{person}'s {thing} is set for {value}."), 0.8,
          ["my cleaning got pushed to next month on the 3rd",
@@ -166,7 +177,7 @@ def matching_row(
             continue
         if row.person == "object" and _others_acted_on(parsed, clause, value):
             continue
-        if row.person == "owned" and not _owned(parsed, owned, value):
+        if row.person == "owned" and not _owned(parsed, owned, value, row.definite):
             continue
         named = "{name}" in row.attribute
         name = _named_with(parsed, clause, value) if named else None
@@ -213,11 +224,16 @@ def _others_acted_on(parsed: Parsed, clause: Clause, value: Value) -> bool:
     return False
 
 
-def _owned(parsed: Parsed, thing: Word | None, value: Value) -> bool:
+def _owned(parsed: Parsed, thing: Word | None, value: Value, definite: bool = False) -> bool:
     """A value of a thing of the person's: said with "my"; an amount without it, with its
-    period ("rent is 900 a month"); a date without it, bare ("annual review is friday")."""
+    period ("rent is 900 a month"); a date without it, bare ("annual review is friday").
+    With ``definite``, a date of a thing said with "the" and no owner ("the half marathon
+    is the first sunday of march"): on the person's calendar, whoever's it is."""
     if thing is None or thing.pos != "NOUN" or thing.tag in ("NNS", "NNPS"):
         return False
+    if definite:  # not the pro-form "one", whose thing was said before ("the full one")
+        the = [k.lower for k in parsed.kids(thing.i, "det")] == ["the"] and thing.lower != "one"
+        return the and value.type == "date" and not parsed.kids(thing.i, "poss")
     if parsed.kids(thing.i, "poss"):
         return True
     if value.type == "date":
@@ -250,6 +266,8 @@ def _date_complement(frame: Frame, dates: Sequence[ResolvedDate]) -> Value | Non
         if frame.lemma != "be" and not put:
             return None
         said = date.phrase if frame.lemma == "be" else date.label  # "is on 3 June", "to 3 June"
+        if lead and frame.lemma == "be":  # "due on 3 June"
+            said, first = f"{parsed.words[lead[0]].text} {said}", lead[0]
         return Value("date", range(first, inside[-1] + 1), said, first, False)
     return None
 

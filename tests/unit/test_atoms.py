@@ -580,6 +580,7 @@ def test_a_home_said_in_passing_is_the_city_one_lives_in() -> None:
         "her flat in Porto",
         "we saw a flat in porto",
         "i got a flat tyre in porto",
+        "found a flat in headingley!!",
     ):
         assert all(f.key != "identity:city" for f in facts([("maya", said)]))
 
