@@ -38,6 +38,7 @@ from observations.extract.vocabulary import (
     ABSTRACT,
     CAR_NAMES,
     JOBS,
+    LET_GO,
     SETTINGS,
     TIME_NOUNS,
     words,
@@ -107,9 +108,6 @@ def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
                 yield found
 
 
-_LET_GO = frozenset(("sell", "scrap", "total", "crash", "wreck", "trade", "return", "lose"))
-
-
 def _got_or_new(parsed: Parsed, word: Word) -> bool:
     """A home the speaker has just got or lives in, said with "a" or "new": "got a studio
     in grenoble", "new place in neustadt is cute", "im in a flatshare in lyon"; not one
@@ -147,7 +145,7 @@ def _my_car(parsed: Parsed, word: Word) -> bool:
     """ "my corolla", "my honda civic" (the parse may hang "my" on "honda"), or a new one
     with no other owner: "took the new outback up to tahoe"; not one let go ("sold my
     civic")."""
-    if word.dep == "dobj" and parsed.words[word.head].lemma in _LET_GO:
+    if word.dep == "dobj" and parsed.words[word.head].lemma in LET_GO:
         return False
     if any(_mine(parsed, w) for w in (word, *parsed.kids(word.i, "compound"))):
         return True

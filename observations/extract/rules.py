@@ -60,6 +60,7 @@ from observations.extract.vocabulary import (
     GETTING,
     JOBS,
     LANGUAGES,
+    LET_GO,
     LIKE,
     ROLES,
     SETTINGS,
@@ -199,9 +200,7 @@ def vehicle(f: Frame) -> Reading | None:
     return _reading(f, "identity", "car", car.i, 0.8)
 
 
-# what one lets go of: a car sold, scrapped or written off; a job quit or lost
-_LET_GO = frozenset(("sell", "scrap", "total", "wreck", "trade", "crash"))
-_QUIT = frozenset(("quit", "leave", "lose"))
+_QUIT = frozenset(("quit", "leave", "lose"))  # what ends one's job
 
 
 def parting(f: Frame) -> Reading | None:
@@ -220,7 +219,7 @@ def parting(f: Frame) -> Reading | None:
         return None
     thing = objects[0]
     named = any(f.parsed.words[i].lower in CAR_NAMES for i in f.parsed.subtree(thing.i))
-    if f.lemma in _LET_GO and (thing.lemma in VEHICLES or named):
+    if f.lemma in LET_GO and (thing.lemma in VEHICLES or named):
         return _reading(f, "identity", "car", None, 0.8)
     mine = any(k.lower == "my" for k in f.kids("poss", of=thing.i))
     if f.lemma in _QUIT and thing.lemma in JOBS and mine:

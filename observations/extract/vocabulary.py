@@ -47,6 +47,7 @@ SETTINGS = words(
     practice rest peace ease war sea camp bed"""
 )
 VEHICLES = words("car truck van suv motorbike motorcycle scooter jeep pickup ebike e-bike")
+LET_GO = words("sell scrap total crash wreck trade lose")  # what ends having a car
 # makes and common models: "I bought a tesla", "my corolla" name a car without saying so
 CAR_NAMES = words(
     """toyota honda ford tesla bmw audi mercedes benz volkswagen vw volvo kia hyundai nissan
