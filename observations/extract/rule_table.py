@@ -3,9 +3,9 @@ own examples and counter-examples.
 
 A row matches a clause when the clause states something (no question, condition or
 hedge), its head's lemma is one of ``heads`` (any, when empty), it holds a value of the
-row's type (:mod:`.values`: money, a dose; or a date as the complement of "be", from
-:mod:`.dates`) and the person the fact is about stands where
-``person`` says:
+row's type (:mod:`.values`: money, a dose; a bare number as the complement of "be"; or a
+date, from :mod:`.dates`, as the complement of "be" or as the day another verb puts a thing
+to or for) and the person the fact is about stands where ``person`` says:
 
 * ``subject`` — the clause's subject is the person ("i'm on 48k", "i make 85k");
 * ``object`` — someone else acts on the person ("they bumped me to 68k", "the doc put me
@@ -15,7 +15,8 @@ row's type (:mod:`.values`: money, a dose; or a date as the complement of "be", 
   900 a month"): the thing's noun completes the key, and without "my" an amount must be
   said with its period, which makes it a standing amount rather than a price once paid;
   a date, when the thing is said with "my" or bare ("annual review is a week from
-  today"), not with "the" (whose wedding is "the wedding"?).
+  today"); with "the" only for a ``definite`` row, whose statement says the thing is on
+  the person's calendar, not theirs (whose wedding is "the wedding"?).
 
 A row is tried before the rules written as code (:mod:`.rules`), or, when ``last``, only
 where none of them reads the clause. What a row gives is its kind, the key's attribute
