@@ -9,8 +9,9 @@ dogs."), from both turns, and keyed by X where the key named Y
 
 The correction is read off the words of the sentence, whose parse chat garbles ("its"
 read as a possessive, "cats" as a verb): "it's", "it is" or "its" at its start (after
-"no", "nah", "nope", "actually"), or nothing ("utrecht, not rotterdam", "midwife!! not a
-nurse"), then X — nouns, names, numbers, adjectives — then "not" and Y.
+"no", "nah", "nope", "actually", or the friend's name), or nothing ("utrecht, not
+rotterdam", "midwife!! not a nurse"), then X — nouns, names, numbers, adjectives — then
+"not" and Y; a word in capitals for stress ("PINE NUTS") is written in lower case.
 
 A reply that opens with a bare X and "actually" ("2nd dan actually 😅", "brown belt
 actually") corrects without naming Y: it puts right the thing the latest claim about
@@ -65,6 +66,8 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
     n = 0
     while n < len(found) and found[n].lower in _LEADING:
         n += 1
+    if n + 1 < len(found) and found[n].pos == "PROPN" and found[n + 1].lower in ("it", "its"):
+        n += 1  # whom it is said to: "Jun it's PINE NUTS not cashews"
     rest = [w.lower for w in found[n : n + 2]]
     if rest[:1] == ["its"]:
         n += 1
@@ -78,7 +81,7 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
         return None
     if not _content(right[-1]):
         return None
-    right = (_uncapitalised(right[0]), *right[1:])
+    right = tuple(_unshouted(w) for w in (_uncapitalised(right[0]), *right[1:]))
     wrong = []  # to the end of the sentence, or to a full stop in lower-case chat
     for w in parsed.words[found[nots[0]].i + 1 :]:
         if w.text in (".", "!", "?"):
@@ -107,6 +110,14 @@ def _bare(parsed: Parsed) -> Correction | None:
     if any(w.head not in inside and not _loose(parsed, w) for w in right):
         return None  # a part of what follows ("coffee actually i prefer")
     return Correction((_uncapitalised(right[0]), *right[1:]), ())
+
+
+def _unshouted(word: Word) -> Word:
+    """A word written in capitals for stress ("DOGS") in lower case; not an acronym of up
+    to three letters ("ER", "NHS")."""
+    if word.text.isupper() and len(word.text) > 3:
+        return replace(word, text=word.text.lower())
+    return word
 
 
 def _uncapitalised(first: Word) -> Word:

@@ -435,3 +435,11 @@ def test_the_summary_keeps_the_relations_named_so_far_for_later_sessions() -> No
         i for i in HeuristicExtractor().extract(session).items if i.key.startswith("summary:")
     ]
     assert summary.fields["names"] == [["rosa", "tom", "wife"], ["lena", "tom", "sister"]]
+
+
+def test_a_correction_said_to_the_friend_by_name_puts_their_claim_right() -> None:
+    found = facts(
+        [("tom", "hi"), ("maya", "tom is allergic to cats"), ("tom", "Maya it's DOGS not cats")]
+    )
+    (allergy,) = [f for f in found if f.kind == "constraint"]
+    assert (allergy.owner_id, allergy.statement) == ("tom", "Tom Okafor is allergic to dogs.")
