@@ -315,9 +315,10 @@ def _with_subjects(
     ("Went to the park yesterday") is parsed again with it (:mod:`.ellipsis`), its dates
     moved along; a statement asked to be confirmed ("her bday is june 3rd right?") is
     parsed again without its tag (:func:`checked`); one whose "'s" was read as a
-    possessive ("cleo's allergic to peanuts") is parsed again with "is" for it; a thing
+    possessive ("cleo's allergic to peanuts") is parsed again with "is" for it; one
+    that opens with a label and a colon ("rehearsal news: …") without the label; a thing
     and its day with no verb ("dentist on the 20th at 9") as the speaker's thing on that
-    day."""
+    day; "I'm Sam, a nurse at …" as what the speaker is."""
     found = [(view, s.dates) for view, s in zip(views, sentences, strict=True)]
     fixed = {n: text for n, (view, _) in enumerate(found) if (text := restored(view))}
     fixed |= {n: text for n, s in enumerate(sentences) if n not in fixed and (text := checked(s))}
