@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from observations.extract.analysis import Parsed, Word, as_name
 from observations.extract.clauses import (
+    FINITE_TAGS,
     SUBJECTS,
     Clause,
     framed_clauses,
@@ -82,7 +83,7 @@ _QUOTES = frozenset(('"', "“", "”", "''", "``"))
 _ENDS = frozenset((".", "!", "?", ":", ";"))  # marks that end what is said before a clause
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
 _SPEAKER_WORDS = frozenset(("i", "we"))
-_FINITE = ("VBD", "VBZ", "VBP", "MD")
+_FINITE = (*FINITE_TAGS, "MD")
 _WH = ("WP", "WRB", "WDT", "WP$")
 
 

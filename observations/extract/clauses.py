@@ -181,7 +181,7 @@ def _heads(parsed: Parsed, sentence: range, root: int) -> set[int]:
     return heads
 
 
-_FINITE_TAGS = ("VBD", "VBP", "VBZ")
+FINITE_TAGS = ("VBD", "VBP", "VBZ")  # a verb in a tense
 
 
 def _misread_clause(parsed: Parsed, word: Word) -> bool:
@@ -190,7 +190,7 @@ def _misread_clause(parsed: Parsed, word: Word) -> bool:
     clause all the same."""
     if word.dep not in ("dobj", "attr", "npadvmod") or word.pos != "VERB":
         return False
-    return word.tag in _FINITE_TAGS and bool(parsed.kids(word.i, "nsubj"))
+    return word.tag in FINITE_TAGS and bool(parsed.kids(word.i, "nsubj"))
 
 
 def _clause_like(parsed: Parsed, word: Word, heads: set[int]) -> bool:

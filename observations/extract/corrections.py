@@ -113,9 +113,8 @@ def _bare(parsed: Parsed) -> Correction | None:
 
 
 def _unshouted(word: Word) -> Word:
-    """A word written in capitals for stress ("DOGS") in lower case; not an acronym of up
-    to three letters ("ER", "NHS")."""
-    if word.text.isupper() and len(word.text) > 3:
+    """A word written in capitals for stress ("DOGS", "MIDWIFERY") in lower case."""
+    if word.text.isupper() and len(word.text) > 1:
         return replace(word, text=word.text.lower())
     return word
 
@@ -205,8 +204,7 @@ def _within(value: Sequence[str], said: Correction) -> tuple[str, str] | None:
     core = right[: len(right) - shared] if shared else right
     if not core:
         return None
-    text = " ".join(w.text.lower() if w.text.isupper() and len(w.text) > 1 else w.text
-                    for w in core)  # fmt: skip
+    text = " ".join(_unshouted(w).text for w in core)
     return " ".join(wrong), text
 
 

@@ -26,6 +26,7 @@ from observations.extract.date_periods import (
     DAYS_IN,
     SEASON_START,
     Period,
+    add_months,
     day_range,
     distance,
     month_range,
@@ -178,10 +179,8 @@ def _nth_weekday_of(m: re.Match[str], ctx: Context) -> Period | None:
     weekday = WEEKDAY_NAMES.index(weekday_name(m["wd"]))
     nth = -1 if m["nth"].lower() == "last" else ordinal(m["nth"])
     if m["rel"]:
-        year, month = divmod(
-            ctx.anchor.year * 12 + ctx.anchor.month - 1 + (m["rel"].lower() == "next"), 12
-        )
-        found = _nth_weekday(year, month + 1, weekday, nth)
+        month_of = add_months(ctx.anchor, 1 if m["rel"].lower() == "next" else 0)
+        found = _nth_weekday(month_of.year, month_of.month, weekday, nth)
         return day_range(found) if found else None
     month = month_number(m["mon"])
     if m["y"]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from observations.extract.analysis import Parsed, Word
 from observations.extract.people import Person
-from observations.extract.references import Speech
+from observations.extract.references import Speech, mine
 from observations.extract.vocabulary import (
     ABSTRACT,
     CAR_NAMES,
@@ -128,10 +128,9 @@ def _got_or_new(parsed: Parsed, word: Word) -> bool:
 
 def _mine(parsed: Parsed, word: Word, bare: bool = False) -> bool:
     """ "my place", "our flat" (or, with ``bare``, no owner at all: "first week at…")."""
-    owners = parsed.kids(word.i, "poss")
-    if not owners:
+    if not parsed.kids(word.i, "poss"):
         return bare and not parsed.kids(word.i, "det")
-    return owners[0].lower in ("my", "our")
+    return mine(parsed, word)
 
 
 def _car_name(parsed: Parsed, word: Word) -> bool:

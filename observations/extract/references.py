@@ -245,7 +245,7 @@ def named(parsed: Parsed, word: Word, speech: Speech) -> Referent | None:
     titled = [k for k in parsed.kids(word.i) if k.lemma in ROLES and k.i == word.i - 1]
     # "my manager greg", "my cousin rosa" ("my" hung on the name or on the role), "my best
     # friend oskar" (a name the tagger took for a common noun that no table knows)
-    owned = titled and (parsed.kids(titled[0].i, "poss") or _mine(parsed, word))
+    owned = titled and (parsed.kids(titled[0].i, "poss") or mine(parsed, word))
     unknown = word.tag == "NN" and word.text.isalpha() and not known_noun(word.lower)
     if (word.pos == "PROPN" or unknown) and owned:
         return _relation(parsed, titled[0], speech, word)
@@ -272,11 +272,11 @@ def _named_before(parsed: Parsed, word: Word, speech: Speech) -> Referent | None
         return None
     if word.pos not in ("PROPN", "NOUN") or parsed.kids(word.i, "det", "poss"):
         return None
-    name = word.text[:1].upper() + word.text[1:]
-    return Referent("relation", name, speech.speaker, earlier[1], word.lower)
+    return Referent("relation", as_name(word.text), speech.speaker, earlier[1], word.lower)
 
 
-def _mine(parsed: Parsed, word: Word) -> bool:
+def mine(parsed: Parsed, word: Word) -> bool:
+    """Whether the speaker owns the noun ("my place", "our flat")."""
     return any(k.lower in ("my", "our") for k in parsed.kids(word.i, "poss"))
 
 

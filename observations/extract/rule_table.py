@@ -242,6 +242,9 @@ def _owned(parsed: Parsed, thing: Word | None, value: Value, definite: bool = Fa
     return value.periodic
 
 
+_PUT_TO = ("to", "for", "till", "until")  # what puts a thing to a day ("pushed to friday")
+
+
 def _date_complement(frame: Frame, dates: Sequence[ResolvedDate]) -> Value | None:
     """A date said as what "be" says of its subject ("my review is on 3 June", "annual
     review is a week from today", "the form is due in 3 days"), or as the day another verb
@@ -283,9 +286,6 @@ def _number_complement(frame: Frame) -> Value | None:
         if comp.tag == "CD" and comp.text.replace(",", "").isdigit() and not frame.kids(of=comp.i):
             return Value("number", range(comp.i, comp.i + 1), comp.text, comp.i, False)
     return None
-
-
-_PUT_TO = ("to", "for", "till", "until")
 
 
 def _leads_to(parsed: Parsed, lead: Sequence[int], first: int) -> bool:

@@ -27,6 +27,7 @@ from observations.extract.analysis import Word, known_noun
 from observations.extract.clauses import GO
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
+from observations.extract.references import mine
 from observations.extract.states import (
     about_a_job,
     attribute,
@@ -221,8 +222,7 @@ def parting(f: Frame) -> Reading | None:
     named = any(f.parsed.words[i].lower in CAR_NAMES for i in f.parsed.subtree(thing.i))
     if f.lemma in LET_GO and (thing.lemma in VEHICLES or named):
         return _reading(f, "identity", "car", None, 0.8)
-    mine = any(k.lower == "my" for k in f.kids("poss", of=thing.i))
-    if f.lemma in _QUIT and thing.lemma in JOBS and mine:
+    if f.lemma in _QUIT and thing.lemma in JOBS and mine(f.parsed, thing):
         return _reading(f, "identity", "employer", None, 0.8)
     return None
 
