@@ -201,21 +201,21 @@ def _typed_atom(
     unclear ("i'm on 60k"); one that names them otherwise is stated from the row's
     template ("they bumped me to 68k": "Ines Duarte earns 68k.")."""
     readings: list[tuple[Referent, Person, Word | None]] = []
+    acted = person_in(parsed, clause)
+    if acted is not None:  # the speaker acted on is whom the value concerns: "she put me on…"
+        readings.append((speech.me, acted, None))
     if subject is not None:
         about, owned = subject
         readings.append((about, "subject" if owned is None else "owned", owned))
-    acted = person_in(parsed, clause)
-    if acted is not None:
-        readings.append((speech.me, acted, None))
     thing = _unowned_thing(parsed, clause) if subject is None else None
     if thing is not None:
         readings.append((speech.me, "owned", thing))
-    for n, (about, where, owned) in enumerate(readings):
+    for about, where, owned in readings:
         found = matching_row(frame_of(parsed, clause, owned), where, owned, dates, rows)
         if found is None:
             continue
         atom = _row_atom(parsed, clause, about, found)
-        said_of = n == 0 and subject is not None and not found.row.templated
+        said_of = where != "object" and subject is not None and not found.row.templated
         own = _own_statement(parsed, clause, dates, speech) if said_of else None
         return atom if own is None else dataclasses.replace(atom, statement=own[0], dates=own[1])
     return None

@@ -24,17 +24,32 @@ _OF_TAG = {"VBG": "I'm ", "VBD": "I ", "VBN": "I "}
 
 
 def restored(parsed: Parsed) -> str | None:
-    """The text with its left-out first-person subject put back, or None when it has one
-    (or is a question, or starts otherwise)."""
+    """The text with each sentence's left-out first-person subject put back ("cycling now.
+    grabbed a used bike": "I'm cycling now. I grabbed a used bike"), or None when no
+    sentence left one out (or the text is a question)."""
     if not parsed.sentences or parsed.text.rstrip().endswith("?"):
         return None
-    sentence = parsed.sentences[0]
+    text, last, changed = [], 0, False
+    for sentence in parsed.sentences:
+        start = parsed.words[sentence[0]].start
+        said = _restored_sentence(parsed, sentence)
+        text.append(parsed.text[last:start])
+        last = start
+        if said is not None:
+            text.append(said + parsed.text[start].lower())
+            last, changed = start + 1, True
+    return "".join([*text, parsed.text[last:]]) if changed else None
+
+
+def _restored_sentence(parsed: Parsed, sentence: range) -> str | None:
+    """The subject and auxiliary a sentence left out ("I'm ", "I "); None when it has its
+    subject or starts otherwise."""
     root = next((parsed.words[i] for i in sentence if parsed.words[i].head == i), None)
     if root is None or parsed.kids(root.i, *SUBJECTS, "expl"):
         return None
     opening = [parsed.words[i].lower for i in sentence[:3]]
     if opening[:1] == ["not"] and (opening[1:2] == ["into"] or opening[1:] in _NOT_KEEN):
-        return f"I'm not{parsed.text[parsed.words[sentence[0]].end :]}"  # "Not a fan of…"
+        return "I'm "  # "Not a fan of…"
     first = _first_verb(parsed, sentence)
     if first is None:
         return None
@@ -50,9 +65,7 @@ def restored(parsed: Parsed) -> str | None:
     ]
     if any(k.lower in ("me", "us") for k in acted_on):
         return None  # "Reminded me of my mom", "Made me cry": its subject is "it", never "I"
-    start = parsed.words[sentence[0]].start
-    text = parsed.text[start:]
-    return prefix + (text[:1].lower() + text[1:] if not text.startswith("I ") else text)
+    return prefix
 
 
 def dated_noun(parsed: Parsed, dates: Sequence[ResolvedDate]) -> str | None:

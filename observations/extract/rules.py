@@ -435,12 +435,21 @@ def action(f: Frame) -> Reading | None:
     if f.subject_noun is not None or (f.head.tag == "VB" and f.modal is None and not f.kids("aux")):
         return None  # "my experience brought me…", or no tense
     topic = verb_noun(f.parsed, f.head.i)
+    phrasal = None if "-" in topic else _phrasal(f)
     if "-" not in topic:
-        topic = _outing(f) or topic
+        topic = _outing(f) or phrasal or topic
     if "-" not in topic or not concrete(f.parsed, f.head.i):
         return None
     kind = "goal" if f.modal == "will" else "experience"
-    return _reading(f, kind, topic, None, 0.7)
+    # a particle's meaning without an object ("I gave up") is vaguer unless a date ties it
+    return _reading(f, kind, topic, None, 0.6 if topic == phrasal else 0.7)
+
+
+def _phrasal(f: Frame) -> str | None:
+    """A verb whose particle makes its meaning, with no object ("I moved out last weekend",
+    "we signed up"): ``<verb>-<particle>``."""
+    particles = [k.lower for k in f.kids("prt")]
+    return f"{part(f.lemma)}-{particles[0]}" if particles and not f.kids("dobj") else None
 
 
 def _outing(f: Frame) -> str | None:

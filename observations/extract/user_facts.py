@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
+from difflib import SequenceMatcher
 from typing import Any
 
 from observations.extract.analysis import Parsed, Word, analyse, with_entities
@@ -57,6 +58,7 @@ from observations.extract.values import Value, bare_value, revalued
 from observations.extract.vocabulary import ROLES, UNIQUE_ROLES, words
 
 THIRD_PARTY_CONFIDENCE = 0.7
+DATED_CONFIDENCE = 0.1  # what a date adds to an experience: the event it makes is specific
 _CONFIRM_TAG = re.compile(CONFIRM_TAG, re.IGNORECASE)
 _RIGHT_AFTER_DENIAL = re.compile(
     r"(?i)(?:\bnot|n['’]t|\b(?:do|does|did|is|was|are|were|ca|wo|have|has)nt)\b[^.!?;]*?"
@@ -342,16 +344,19 @@ def _with_subjects(
 
 
 def _moved(dates: tuple[ResolvedDate, ...], before: str, after: str) -> tuple[ResolvedDate, ...]:
-    """The dates of a sentence written again where they now are: those after the first
-    character that changed ("Went…" → "I went…", "'s" → " is") move by the change in
-    length."""
-    same = (k for k, (a, b) in enumerate(zip(before, after, strict=False)) if a != b)
-    at = next(same, min(len(before), len(after)))
-    shift = len(after) - len(before)
-    return tuple(
-        replace(d, span=(d.span[0] + shift, d.span[1] + shift)) if d.span[0] >= at else d
-        for d in dates
-    )
+    """The dates of a sentence written again where they now are ("Went…" → "I went…",
+    "'s" → " is", a subject put back in each of its sentences): each end of a date phrase
+    moves with the unchanged text around it."""
+    blocks = SequenceMatcher(None, before, after, autojunk=False).get_matching_blocks()
+
+    def at(k: int) -> int:
+        block = next((b for b in blocks if b.a <= k < b.a + b.size), None)
+        if block is None:  # in a changed stretch: where the next unchanged text starts
+            block = next((b for b in blocks if b.a >= k), blocks[-1])
+            return block.b
+        return block.b + k - block.a
+
+    return tuple(replace(d, span=(at(d.span[0]), at(d.span[1] - 1) + 1)) for d in dates)
 
 
 def checked(sentence: Sentence) -> str | None:
@@ -414,6 +419,8 @@ def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
     owner = atom.about.person.actor_id if atom.about.person is not None else speaker
     kind, key = _kind_and_key(atom)
     confidence = atom.reading.confidence
+    if kind == "event" and atom.reading.kind == "experience":
+        confidence = min(0.9, confidence + DATED_CONFIDENCE)
     if owner != speaker:
         confidence = min(confidence, THIRD_PARTY_CONFIDENCE)
     boost = 0.1 if atom.dates or atom.persons else 0.0

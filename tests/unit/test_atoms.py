@@ -12,6 +12,7 @@ from consolidation.supersede import plan_supersede
 from observations.extract.base import FACT_KINDS, Extracted, SessionEvent, SessionInput
 from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.statement_checks import of_item, statement_failures
+from observations.gates import DEFAULT_MIN_CONFIDENCE
 
 START = datetime(2025, 9, 8, 9, 0, tzinfo=UTC)  # a Monday
 NAMES = {"maya": "Maya Chen", "tom": "Tom Okafor", "atlas": "Atlas"}
@@ -1421,3 +1422,17 @@ def test_a_third_persons_pronoun_never_means_the_speaker() -> None:
 def test_a_relations_name_with_my_hung_on_it_is_the_relation() -> None:
     keys = [f.key for f in facts([("tom", "my cousin rosa just moved to leeds")])]
     assert "relationship:cousin:rosa:city" in keys
+
+
+def test_a_dated_move_said_with_a_particle_is_an_event_and_an_undated_one_no_fact() -> None:
+    (moved,) = facts([("maya", "finally moved out last weekend")])
+    assert moved.key.startswith("event:2025-09-06/2025-09-07:move-out")
+    assert moved.statement == "Maya Chen moved out on the weekend of 6-7 September 2025."
+    vague = facts([("maya", "I freaked out")])  # said of nothing: no fact to stand on
+    assert all(f.confidence < DEFAULT_MIN_CONFIDENCE for f in vague)
+
+
+def test_a_dose_given_by_a_named_doctor_is_the_patients() -> None:
+    found = facts([("tom", "saw dr okafor today. she started me on sertraline 50mg, mornings")])
+    assert [(f.owner_id, f.key) for f in found] == [("tom", "constraint:medication:sertraline")]
+    assert found[0].statement == "Tom Okafor takes sertraline 50mg."

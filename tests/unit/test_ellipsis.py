@@ -36,6 +36,10 @@ from observations.extract.ellipsis import restored, unpossessed
         ("Sounds great!", None),
         ("Did you go?", None),
         ("I went home.", None),
+        # each sentence of a message on its own: the first need not be the one
+        ("cycling now. got a used bike", "I'm cycling now. I got a used bike"),
+        ("mutual-ish. moved out last weekend", "mutual-ish. I moved out last weekend"),
+        ("I went home. Made dinner after", "I went home. I made dinner after"),
     ],
 )
 def test_a_sentence_without_its_subject_gets_the_speakers_back(said: str, read: str | None) -> None:
