@@ -463,6 +463,9 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     after = [i for i in words if i > clause.head and parsed.words[i].text in _ENDS]
     if after:  # "…at 5pm. classic.": what follows the clause's end is said apart
         words = {i for i in words if i < min(after)}
+    gaps = [i for i in words if i > clause.head and i - 1 not in words]
+    if gaps and all(parsed.words[i].dep == "punct" for i in words if i >= max(gaps)):
+        words = {i for i in words if i < max(gaps)}  # "…5 days ago and my body… 8am": "am"
     said = [i for i in sorted(words) if parsed.words[i].text not in (".", "!", "?")]
     tail = [parsed.words[i] for i in said[-2:]]
     if len(said) > 2 and tail[0].text == "," and tail[1].lower in _TAIL_WORDS:

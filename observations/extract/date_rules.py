@@ -99,11 +99,16 @@ def _library(
     return date_library.parse(query.lower(), ctx.anchor, None, order, moves_with=moves_with)
 
 
+_AHEAD_BY = 2  # with no tense, the next occurrence unless the last is less than half as far
+
+
 def _by_tense(
     query: str, m: re.Match[str], ctx: Context, order: str | None = None
 ) -> Period | None:
     """A phrase without a year ("3 March", "in May"): in the past tense the latest
-    occurrence up to the anchor, in the future the first from it on, else the nearer."""
+    occurrence up to the anchor, in the future the first from it on; with no tense the
+    past one only when it is much the nearer ("dentist in april" said in May), since what
+    is said of a month with no verb in the past is mostly ahead ("lisbon in november")."""
     tense, query = ctx.tense_of(m), query.lower()
     past = date_library.parse(query, ctx.anchor, "past", order)
     if past is None or tense == "past" or distance(past, ctx.anchor) == 0:
@@ -111,7 +116,8 @@ def _by_tense(
     future = date_library.parse(query, ctx.anchor, "future", order)
     if tense == "future" or future is None:
         return future
-    return future if distance(future, ctx.anchor) < distance(past, ctx.anchor) else past
+    ahead = distance(future, ctx.anchor) <= _AHEAD_BY * distance(past, ctx.anchor)
+    return future if ahead else past
 
 
 def _as_is(m: re.Match[str], ctx: Context) -> Period | None:
@@ -352,7 +358,7 @@ _A_MONTH = re.compile(rf"(?i)\b(?:month|{MON})\s*,?\s*$")
 # what may follow a day of the month standing alone ("on the 3rd, remind me", "on the 3rd
 # at noon"); not a noun ("on the 3rd floor", "on the 2nd try") nor "of" a month
 _AFTER_BARE_DAY = (
-    r"\s*(?:$|[.,!?;:)]|(?:and|or|but|so|at|in|when|because|then|too|as|if|for|from|btw"
+    r"\s*(?:$|[.,!?;:)]|(?:and|or|but|so|at|in|when|because|then|too|as|if|for|from|to|with|btw"
     r"|lol|i|we|you|he|she|they|it|please|pls|right)\b)"
 )
 _UNIT = r"(?P<unit>day|week|fortnight|month|year|decade)s?"

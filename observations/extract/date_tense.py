@@ -16,7 +16,8 @@ marker nearest before the phrase in its sentence decides (else the nearest after
 A phrase right after "for" ("booked a table for Friday") is future, right after "since"
 past; after "to" or "until" with a verb of rescheduling just before ("my interview got
 moved to friday", "pushed back to monday") future, whatever the verb's tense; after
-"is" or "is on" ("my interview is on friday", "the wedding is march 15") future; right
+"is", "is on" or "is in" ("my interview is on friday", "the wedding is march 15", "the
+trip is in november") future; right
 after "until" or "till" in a clause with no past mark ("im at the conference till
 wednesday") future; right after a mishap one still feels ("cranky from the acl op in
 jan", "sore after my fall on monday") past. After the phrase, only its own clause counts
@@ -105,9 +106,9 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
         return "future"  # "got moved to friday": the new day is ahead of the move
     if last_word in ("till", "until", "til") and "past" not in _markers(left, opening=True):
         return "future"  # "im at the conference till wednesday": a stay lasts into the day
-    before_on = last[-2] if last_word == "on" and len(last) > 1 else last_word
+    before_on = last[-2] if last_word in ("on", "in") and len(last) > 1 else last_word
     if before_on in _BE_PRESENT:
-        return "future"  # "my interview is on friday", "the wedding is march 15": set, ahead
+        return "future"  # "my interview is on friday", "the trip is in november": set, ahead
     found = _markers(left, opening=True)
     if found:
         return found[-1]

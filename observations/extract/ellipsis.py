@@ -10,12 +10,13 @@ any other first-person sentence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from observations.extract.analysis import Parsed, Word, known_noun, known_verb
 from observations.extract.clauses import SUBJECTS
 from observations.extract.dates import ResolvedDate
-from observations.extract.vocabulary import DIETS, ROLES, words
+from observations.extract.vocabulary import ABSTRACT, DIETS, FAMILY, ROLES, TIME_NOUNS, words
 
 _LEADING = words("just finally recently also still actually literally so then")
 _NOT_KEEN = (["a", "fan"], ["a", "big"], ["big", "on"])  # after a leading "not"
@@ -195,4 +196,46 @@ def unpossessed(parsed: Parsed) -> str | None:
             continue
         if said.head == owner.i or owner.head == said.i:  # not "cleo's new flat"
             return f"{parsed.text[: word.start].rstrip()} is{parsed.text[word.end :]}"
+    return None
+
+
+_IT_IS = re.compile(r"(?i)(?:^|(?<=, )|(?<=,))\s*(?P<it>it['’]?s|it is|it was)\s+")
+_THING_DEPS = ("dobj", "pobj", "nsubj", "nsubjpass", "attr", "conj", "appos")
+
+
+def it_dated(parsed: Parsed, dates: Sequence[ResolvedDate], before: Parsed | None) -> str | None:
+    """ "it's" with a day right after it ("booked my driving test!! its in 3 weeks", "a dress
+    for my sister's wedding, it's next month on the 14th"): the thing said last before it,
+    in this sentence or the one before of the same message, named in its place ("my
+    driving test is in 3 weeks"). The thing is a noun with its owner ("my", "sam's"), no
+    person, time or abstraction; None when there is none, or no day follows."""
+    found = next(
+        (m for m in _IT_IS.finditer(parsed.text) if any(d.span[0] == m.end() for d in dates)),
+        None,
+    )
+    if found is None:
+        return None
+    here = [w for w in parsed.words if w.end <= found.start("it")]
+    thing = _last_thing(parsed, here) or (
+        _last_thing(before, before.words) if before is not None and not here else None
+    )
+    if thing is None:
+        return None
+    verb = "was" if found["it"].lower() == "it was" else "is"
+    return f"{parsed.text[: found.start('it')]}{thing} {verb} {parsed.text[found.end() :]}"
+
+
+def _last_thing(parsed: Parsed, words: Sequence[Word]) -> str | None:
+    """The phrase of the last owned thing among ``words`` ("my driving test")."""
+    for word in reversed(words):
+        if word.pos != "NOUN" or word.dep not in _THING_DEPS:
+            continue
+        lemma = word.lemma.lower()
+        if lemma in TIME_NOUNS or lemma in ABSTRACT or lemma in ROLES or lemma in FAMILY:
+            return None  # the last thing is no thing to date: no guess further back
+        owners = parsed.kids(word.i, "poss")
+        if not owners:
+            return None
+        start = min(o.left for o in owners)
+        return parsed.text[parsed.words[start].start : word.end]
     return None

@@ -142,7 +142,8 @@ def _counted(parsed: Parsed, verb: int, word: Word) -> Word:
 
 def first_object(parsed: Parsed, verb: int) -> int | None:
     """The first object-like word of a verb: its object or complement, a verb it governs
-    ("want to learn to sail" → ``learn``), else a prepositional object that is no time."""
+    ("want to learn to sail" → ``learn``), else a prepositional object that is no time (of
+    the verb's own preposition, or of one of its adverb's: "flew back from lisbon")."""
     for dep in ("dobj", "attr", "acomp", "oprd", "dative", "xcomp", "ccomp"):
         found = [
             w
@@ -153,7 +154,11 @@ def first_object(parsed: Parsed, verb: int) -> int | None:
         ]
         if found:
             return found[0].i
-    for prep in parsed.kids(verb, "prep"):
+    # a preposition of the verb's, or of its adverb or particle ("flew back from lisbon")
+    preps = parsed.kids(verb, "prep") + [
+        p for a in parsed.kids(verb, "advmod", "prt") for p in parsed.kids(a.i, "prep")
+    ]
+    for prep in preps:
         objects = parsed.kids(prep.i, "pobj", "pcomp")
         if objects and objects[0].lemma not in TIME_NOUNS | VAGUE and objects[0].pos != "NUM":
             return objects[0].i

@@ -45,6 +45,7 @@ from observations.extract.dates import DATE_FIELDS, ResolvedDate, find_dates, ye
 from observations.extract.ellipsis import (
     dated_noun,
     introduced,
+    it_dated,
     labelled,
     restored,
     unpossessed,
@@ -320,7 +321,8 @@ def _with_subjects(
     possessive ("cleo's allergic to peanuts") is parsed again with "is" for it; one
     that opens with a label and a colon ("rehearsal news: …") without the label; a thing
     and its day with no verb ("dentist on the 20th at 9") as the speaker's thing on that
-    day; "I'm Sam, a nurse at …" as what the speaker is."""
+    day; "I'm Sam, a nurse at …" as what the speaker is; "it's" before a day as the thing
+    said last ("booked my driving test!! its in 3 weeks")."""
     found = [(view, s.dates) for view, s in zip(views, sentences, strict=True)]
     fixed = {n: text for n, (view, _) in enumerate(found) if (text := restored(view))}
     fixed |= {n: text for n, s in enumerate(sentences) if n not in fixed and (text := checked(s))}
@@ -338,9 +340,22 @@ def _with_subjects(
         if n not in fixed
         and (text := labelled(view) or dated_noun(view, dates) or introduced(view))
     }
+    fixed |= {
+        n: text
+        for n, (view, dates) in enumerate(found)
+        if n not in fixed and (text := it_dated(view, dates, _before(views, sentences, n)))
+    }
     for n, view in zip(fixed, analyse(list(fixed.values())), strict=True):
         found[n] = (view, _moved(found[n][1], sentences[n].text, view.text))
     return found
+
+
+def _before(views: list[Parsed], sentences: list[Sentence], n: int) -> Parsed | None:
+    """The parse of the sentence said just before sentence ``n`` in the same message."""
+    if n == 0 or sentences[n].index == 0:
+        return None
+    same = sentences[n - 1].speaker == sentences[n].speaker
+    return views[n - 1] if same and sentences[n - 1].index < sentences[n].index else None
 
 
 def _moved(dates: tuple[ResolvedDate, ...], before: str, after: str) -> tuple[ResolvedDate, ...]:

@@ -1436,3 +1436,34 @@ def test_a_dose_given_by_a_named_doctor_is_the_patients() -> None:
     found = facts([("tom", "saw dr okafor today. she started me on sertraline 50mg, mornings")])
     assert [(f.owner_id, f.key) for f in found] == [("tom", "constraint:medication:sertraline")]
     assert found[0].statement == "Tom Okafor takes sertraline 50mg."
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("booked my driving test!! its in 3 weeks",
+         "Maya Chen's driving test is on 29 September 2025."),
+        ("need a dress for my sister's wedding, it's next month on the 14th",
+         "Maya Chen's sister's wedding is on 14 October 2025."),
+    ],
+)  # fmt: skip
+def test_its_before_a_day_is_the_thing_said_last(said: str, statement: str) -> None:
+    assert statement in [f.statement for f in facts([("maya", said)])]
+
+
+def test_its_before_a_day_with_no_owned_thing_before_it_is_left() -> None:
+    found = facts([("maya", "i'm literally in this chat. it's the 13th of june")])
+    assert not any("chat" in f.statement for f in found)
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("flew back from lisbon 5 days ago and my body still thinks its 8am",
+         "Maya Chen flew back from lisbon on 3 September 2025."),
+        ("my mom is driving up from fresno on the 2nd to help",
+         "Maya Chen's mom is driving up from fresno on 2 October 2025."),
+    ],
+)  # fmt: skip
+def test_a_journey_said_with_back_or_up_is_dated(said: str, statement: str) -> None:
+    assert statement in [f.statement for f in facts([("maya", said)])]

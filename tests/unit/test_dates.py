@@ -211,6 +211,22 @@ def test_a_bare_weekday_points_the_way_its_tense_does() -> None:
     assert find_dates("Monday works for me.", NEW_YEARS_EVE) == ()  # no tense, no guess
 
 
+@pytest.mark.parametrize(
+    ("said", "iso"),
+    [
+        ("lisbon in november!! me and my sister", "2023-11"),  # no verb: mostly ahead
+        ("my trip to lisbon is in november", "2023-11"),  # "is in": set, ahead
+        ("we went to lisbon in november", "2022-11"),
+        ("dentist in april, it went fine", "2023-04"),  # the last one is much the nearer
+    ],
+)
+def test_a_month_with_no_past_tense_is_the_next_unless_the_last_is_much_nearer(
+    said: str, iso: str
+) -> None:
+    [found] = find_dates(said, MONDAY)
+    assert found.iso == iso
+
+
 def test_a_tense_passed_in_overrides_the_verbs() -> None:
     [found] = find_dates("I saw her on Monday.", NEW_YEARS_EVE, tense="future")
     assert found.iso == "2026-01-05"
