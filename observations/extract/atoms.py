@@ -72,6 +72,8 @@ _HEDGES = words(
     """hope wish wonder doubt imagine suppose guess bet ask if whether unless maybe perhaps
     probably possibly hopefully glad"""
 )
+_ASKED_WHO = words("who what which whoever")  # a subject the tagger's wh-tags are too loose for
+_DOUBTS = words("maybe perhaps possibly probably prob probs")  # anywhere in the clause
 _INTENSIFIERS = words(
     "even definitely really totally actually literally absolutely seriously also personally finally"
 )
@@ -79,6 +81,8 @@ _INTENSIFIERS = words(
 _EMPHATIC = words("myself ourselves yourself yourselves himself herself themselves")
 # said after a comma at the end ("lol", "tbh" and the like are gone already: text.tidy)
 _TAIL_WORDS = words("sorry yay ugh oops sadly thankfully tho though rn")
+# a lead-in on what the rest is for or about, not when or where it holds
+_ASIDE_PREPOSITIONS = words("for about re regarding")
 _QUOTES = frozenset(('"', "“", "”", "''", "``"))
 _ENDS = frozenset((".", "!", "?", ":", ";"))  # marks that end what is said before a clause
 _PRONOUN_SUBJECTS = frozenset(("i", "you", "we"))
@@ -275,10 +279,26 @@ def _unowned_thing(parsed: Parsed, clause: Clause) -> Word | None:
     return word
 
 
+def _as_long_as(parsed: Parsed, clause: Clause) -> bool:
+    """A condition said with "as long as" or "so long as" ("as long as she doesnt bring
+    walnuts"): its subordinator is the clause's "as", after "as long" or "so long"."""
+    if clause.mark != "as":
+        return False
+    first = min(clause.words)
+    said = [w.lower for w in parsed.words[max(0, first - 3) : first]]
+    return said in (["as", "long", "as"], ["so", "long", "as"])
+
+
 def _factual(parsed: Parsed, clause: Clause) -> bool:
     """A statement of fact: no question, condition or hedge ("I hope I get it")."""
     if clause.question or clause.mark in _CONDITIONS or not clause.words:
         return False
+    if clause.subject is not None and parsed.words[clause.subject].lower in _ASKED_WHO:
+        return False  # "guess who got promoted": who is asked, not said
+    if _as_long_as(parsed, clause):
+        return False
+    if any(parsed.words[i].lower in _DOUBTS for i in clause.words):
+        return False  # "…visit a rescue in june maybe": not said as so
     if not _finite(parsed, clause) or not _opens_with_subject(parsed, clause):
         return False
     if _misread_am(parsed, clause):
@@ -430,8 +450,8 @@ def _owned_complement(
 
 def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate]) -> list[int]:
     """The clause's words, with its subject when it shares one, and without a lead-in set
-    off by a comma that is no date or phrase of place ("edinburgh trip, same deal, I…") or
-    that is a phrase of its own ("first week back tmrw I…")."""
+    off by a comma that is no date or phrase of place ("edinburgh trip, same deal, I…",
+    "for the lunch order, I…") or that is a phrase of its own ("first week back tmrw I…")."""
     words = set(clause.words)
     if clause.subject is None:
         return sorted(words)
@@ -447,7 +467,8 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     lead = [parsed.words[i] for i in sorted(words) if i < start and parsed.words[i].pos != "PUNCT"]
     dated = [w for w in lead if any(d.span[0] <= w.start < d.span[1] for d in dates)]
     commas = any(parsed.words[i].text == "," for i in words if i < start)
-    if lead and commas and lead[0].dep != "prep" and len(dated) < len(lead):
+    aside = lead and (lead[0].dep != "prep" or lead[0].lower in _ASIDE_PREPOSITIONS)
+    if aside and commas and len(dated) < len(lead):  # "for the lunch order, I'm vegetarian"
         words -= set(range(lead[0].i, start))
     elif any(w.dep == "npadvmod" and w.pos == "NOUN" and w not in dated for w in lead):
         words -= set(range(lead[0].i, start))  # "first week back tmrw i teach chem…"
@@ -461,6 +482,14 @@ def _statement_words(parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDat
     if cut is not None:
         words = {i for i in words if i < cut}  # "allergic to peanuts so ideally somewhere…"
     after = [i for i in words if i > clause.head and parsed.words[i].text in _ENDS]
+    after += [  # "…, pls no chicken wraps for me": a request or an aside after a comma
+        i
+        for i in words
+        if i > clause.head
+        and parsed.words[i].text == ","
+        and i + 1 < len(parsed.words)
+        and parsed.words[i + 1].tag == "UH"
+    ]
     if after:  # "…at 5pm. classic.": what follows the clause's end is said apart
         words = {i for i in words if i < min(after)}
     gaps = [i for i in words if i > clause.head and i - 1 not in words]

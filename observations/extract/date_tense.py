@@ -4,7 +4,8 @@ A token rule, cheap enough to run on every sentence that holds such a phrase: th
 marker nearest before the phrase in its sentence decides (else the nearest after it).
 
 * future: will, 'll, shall, won't, gonna, going to, about to, plan(ning) to, can, can't,
-  let's, see you, what ends, expires, lapses, renews or runs out, a present progressive
+  let's, see you, what starts, begins, ends, expires, lapses, renews or runs out (the
+  present of a schedule: "i start at the depot on monday"), a present progressive
   ("I'm flying out on Monday": be + -ing, which with a date means an arrangement), and an
   arrangement made, whatever its tense ("booked a week in march", "scheduled the move for
   june", "signed up for the half in october": what was booked is ahead);
@@ -45,7 +46,7 @@ _SENTENCE_END = re.compile(r"[.!?;\n]")
 _CLAUSE_END = re.compile(r",|\b(?:and|but|so|because|while)\b")
 _FUTURE = _words(
     "will 'll shall won't gonna can can't cannot let's i'll we'll you'll he'll she'll "
-    "they'll it'll that'll expires expire renews lapses ends"
+    "they'll it'll that'll expires expire renews lapses ends start starts begin begins"
 )
 # what is booked, scheduled or signed up for lies ahead of the booking
 _ARRANGED = _words(

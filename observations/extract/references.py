@@ -308,15 +308,20 @@ _KIN_COMPOUNDS = words(
 _BYGONE = frozenset(("childhood", "old", "late", "former", "ex", "previous", "first"))
 
 
+_ABSTRACT_SUFFIXES = ("tion", "sion", "ment", "ness", "ity", "ance", "ence", "ship", "ism")
+
+
 def kin_name(parsed: Parsed, word: Word) -> bool:
     """ "my sister lena" parsed with "lena" as a common noun that "sister" qualifies and "my"
     owns: a relative named, not a thing of the speaker's called "sister lena" (but "my
-    mother tongue", "my sister city")."""
+    mother tongue", "my sister city", "my roommate situation")."""
     before = parsed.words[word.i - 1] if word.i > 0 else None
     if before is None or before.head != word.i or before.dep != "compound":
         return False
     if before.lower not in _KIN or word.tag != "NN" or word.lemma in ROLES | _KIN_COMPOUNDS:
         return False
+    if word.lower.endswith(_ABSTRACT_SUFFIXES) and known_noun(word.lower):
+        return False  # "my roommate situation": no given name ends like an abstract noun
     return word.text.isalpha() and bool(parsed.kids(word.i, "poss"))
 
 

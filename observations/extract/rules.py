@@ -196,8 +196,9 @@ def vehicle(f: Frame) -> Reading | None:
     named = any(f.parsed.words[i].lower in CAR_NAMES for i in f.parsed.subtree(car.i))
     if f.lemma != "drive" and car.lemma not in VEHICLES and not named:
         return None
-    if car.pos == "PRON" or car.lemma in ROLES:
-        return None  # whom one drives ("i'm driving her", "driving my mum to the airport")
+    if car.pos not in ("NOUN", "PROPN") or car.lemma in ROLES:
+        return None  # whom one drives ("i'm driving her", "driving my mum to the airport"),
+        # or no thing at all ("drove out to her place sunday, mom's good": "good")
     return _reading(f, "identity", "car", car.i, 0.8)
 
 

@@ -17,7 +17,12 @@ Each check names one way a statement fails to be a clean, self-contained atom:
 * ``missing_object`` — its verb takes an object and has none: nothing is said of what
   ("Andrew tried.", "Maya Chen loves.", "Tom Okafor bought at the market.");
 * ``stray_mark`` — a quotation mark left without its quotation ("Lucía gets the ' yr.",
-  when the words quoted were cut out).
+  when the words quoted were cut out);
+* ``relative_date`` — a day said as it was said, not as a date ("has a checkup the
+  15th", "shots thursday", "flying to accra end of the month"): true only on the day
+  it was said; a day of every week ("every monday", "on mondays") is no such day;
+* ``self_object`` — its subject is its own object ("Clarithromycin gave Olu
+  clarithromycin", "Chin chin brought chin chin"): a pronoun put back wrong.
 
 :func:`statement_failures` checks a batch (one parse for all of them); the checks that
 need no parse are :func:`text_failures`.
@@ -45,6 +50,16 @@ CHECKS: tuple[str, ...] = (
     "cut_value",
     "missing_object",
     "stray_mark",
+    "relative_date",
+    "self_object",
+)
+_HABIT = re.compile(r"(?i)\b(?:every|each)\b")  # "every monday instead of friday": a habit
+# a day or a span of days named from the day it was said; a rendered date has its year
+_RELATIVE_DAY = re.compile(
+    r"(?i)(?<!every )(?<!each )\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|today|tonight|"
+    r"tomorrow|tmrw|yesterday|(?:this|next|last) (?:week|weekend|month|year)|the (?:\d{1,2})"
+    r"(?:st|nd|rd|th)\b(?! of)|(?:end|start|beginning) of (?:the|this|next) (?:week|month|year)|"
+    r"\d+ (?:day|week|month|year)s? ago|in \d+ (?:day|week|month)s?)\b(?!s\b)(?!,? \d)"
 )
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _STRAY_MARK = re.compile(r"""(?:^|\s)['‘’"“”](?=\s|$|[.,;:!?])""")
@@ -133,6 +148,8 @@ def text_failures(statement: Statement) -> tuple[str, ...]:
         failed.append("cut_value")
     if _STRAY_MARK.search(text) or text.count('"') % 2:
         failed.append("stray_mark")
+    if _RELATIVE_DAY.search(_QUOTED.sub(" ", text)) and not _HABIT.search(text):
+        failed.append("relative_date")
     return tuple(failed)
 
 
@@ -177,7 +194,21 @@ def parse_failures(parsed: Parsed) -> tuple[str, ...]:
         failed.append("unresolved_reference")
     if any(_lacks_object(parsed, w) for w in parsed.words):
         failed.append("missing_object")
+    if any(_own_object(parsed, w) for w in parsed.words):
+        failed.append("self_object")
     return tuple(failed)
+
+
+def _own_object(parsed: Parsed, word: Word) -> bool:
+    """The subject's words are again the object of its verb ("Chin chin brought chin
+    chin"); "Marcus ran Marcus's first marathon" has an owner, not the subject, after it."""
+    if word.dep != "nsubj" or word.pos not in ("NOUN", "PROPN"):
+        return False
+
+    def said(w: Word) -> str:
+        return " ".join(parsed.words[i].lower for i in parsed.subtree(w.i))
+
+    return any(said(o) == said(word) for o in parsed.kids(word.head, "dobj", "dative"))
 
 
 def _lacks_object(parsed: Parsed, word: Word) -> bool:

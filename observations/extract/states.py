@@ -163,6 +163,8 @@ def copula(f: Frame) -> Reading | None:
         if found is not None:
             return found
     for place in f.preps("from"):
+        if f.preps("on", "at", "in") or f.parsed.kids(place.i, "amod") or _a_day(place):
+            break  # "on paternity leave from late may": a time from which, no origin
         return _reading(f, "identity", "origin", place.i, 0.85)
     settled = any(k.lower in ("now", "currently", "still") for k in f.kids("advmod"))
     places = [p for p in f.preps("in") if _place_name(f, p)]

@@ -211,7 +211,7 @@ def tidy(sentence: str) -> str:
     is on friday"; a diet written as one word ("gluten free" → "gluten-free"); "it's dogs
     I'm allergic to" as "I'm allergic to dogs"; "the vegetarian era is over" as "I'm not
     vegetarian anymore"; "guess who signed up for her first tri" as "I signed up for my
-    first tri"."""
+    first tri" (unless the message tags whose news it is: "… @kofi")."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
@@ -234,7 +234,7 @@ def tidy(sentence: str) -> str:
     text = _CHAT_ARE.sub("are", text)
     text = _OWN_BODY_PART.sub(lambda m: f"my {m[1].lower()} is", text)
     text = _ERA_OVER.sub(lambda m: f"I'm not {m['what'].lower()} anymore", text)
-    if guessed := _GUESS_WHO.match(text):
+    if (guessed := _GUESS_WHO.match(text)) and "@" not in text:  # "… @kofi": Kofi's news
         rest = re.sub(r"\b(?:her|his)\b", "my", text[guessed.end() :], count=1)
         text = ("I'm " if guessed["be"] else "I ") + rest
     return _CLEFT.sub(_uncleft, text)

@@ -1467,3 +1467,32 @@ def test_its_before_a_day_with_no_owned_thing_before_it_is_left() -> None:
 )  # fmt: skip
 def test_a_journey_said_with_back_or_up_is_dated(said: str, statement: str) -> None:
     assert statement in [f.statement for f in facts([("maya", said)])]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "as long as she doesnt bring walnuts",  # a condition
+        "gonna visit a rescue in june maybe",  # a doubt anywhere in the clause
+        "I'll probably move to leeds",
+        "my roommate situation ends sept 1",  # no relative named "situation"
+        "i'll be on paternity leave from late may",  # a time from which, no origin
+        "drove out to her place sunday, mom's good",  # "good" is no car
+    ],
+)
+def test_what_is_not_said_as_so_or_misread_makes_no_belief(said: str) -> None:
+    believed = [f for f in facts([("maya", said)]) if f.confidence >= DEFAULT_MIN_CONFIDENCE]
+    assert [f.statement for f in believed if f.kind != "event"] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("also for the lunch order, im vegetarian, pls no chicken wraps for me",
+         "Maya Chen is vegetarian."),
+        ("i start at mercado libre on monday",
+         "Maya Chen starts at mercado libre on 15 September 2025."),
+    ],
+)  # fmt: skip
+def test_a_lead_in_and_a_request_are_cut_and_a_start_is_ahead(said: str, statement: str) -> None:
+    assert statement in [f.statement for f in facts([("maya", said)])]

@@ -104,6 +104,31 @@ CASES = [  # check, a statement that fails it, one that passes it
         Statement("Tom Okafor bought at the market."),
         Statement("Tom Okafor bought apples at the market."),
     ),
+    (
+        "relative_date",
+        Statement("Maya Chen's dog has a checkup the 15th."),
+        Statement("Maya Chen's dog has a checkup on 15 October 2025."),
+    ),
+    (
+        "relative_date",
+        Statement("Tom Okafor has his shots thursday."),
+        Statement("Tom Okafor's boss wants updates every thursday."),
+    ),
+    (
+        "relative_date",
+        Statement("Maya Chen is flying to Accra end of the month."),
+        Statement("Maya Chen is flying to Accra on 30 September 2025."),
+    ),
+    (
+        "relative_date",
+        Statement("Maya Chen went to Lisbon last year."),
+        Statement("Maya Chen's wedding is on the 14th of June 2025."),
+    ),
+    (
+        "self_object",
+        Statement("Chin chin brought chin chin."),
+        Statement("Marcus ran Marcus's first half marathon."),
+    ),
 ]
 
 
