@@ -16,9 +16,17 @@ from collections.abc import Sequence
 from observations.extract.analysis import Parsed, Word, known_noun, known_verb
 from observations.extract.clauses import SUBJECTS
 from observations.extract.dates import ResolvedDate
-from observations.extract.vocabulary import ABSTRACT, DIETS, FAMILY, ROLES, TIME_NOUNS, words
+from observations.extract.vocabulary import (
+    ABSTRACT,
+    DIETS,
+    FAMILY,
+    ROLES,
+    TIME_NOUNS,
+    WEEKDAYS,
+    words,
+)
 
-_LEADING = words("just finally recently also still actually literally so then")
+_LEADING = words("just finally recently also still actually literally so then now")
 _NOT_KEEN = (["a", "fan"], ["a", "big"], ["big", "on"])  # after a leading "not"
 _SPOKEN = {"been": "I've ", "gon": "I'm ", "gonna": "I'm ", "going": "I'm "}
 _OF_TAG = {"VBG": "I'm ", "VBD": "I ", "VBN": "I "}
@@ -42,9 +50,26 @@ def restored(parsed: Parsed) -> str | None:
     return "".join([*text, parsed.text[last:]]) if changed else None
 
 
+def _on_something(parsed: Parsed, sentence: range) -> bool:
+    """A sentence that opens (after "also", "now"…) with "on" or "off" and a thing, with no
+    verb before it: what the speaker is on ("on doxycycline", "off caffeine")."""
+    said = (parsed.words[i] for i in sentence if parsed.words[i].lower not in _LEADING)
+    opening = next(said, None)
+    if opening is None or opening.lower not in ("on", "off") or opening.pos != "ADP":
+        return False
+    things = [
+        w
+        for w in parsed.kids(opening.i, "pobj")
+        if w.pos in ("NOUN", "PROPN") and w.lower not in WEEKDAYS and w.lemma not in TIME_NOUNS
+    ]  # not "on friday we fly"
+    return bool(things) and all(parsed.words[i].pos != "AUX" for i in sentence if i < opening.i)
+
+
 def _restored_sentence(parsed: Parsed, sentence: range) -> str | None:
     """The subject and auxiliary a sentence left out ("I'm ", "I "); None when it has its
     subject or starts otherwise."""
+    if _on_something(parsed, sentence):
+        return "I'm "  # "also on doxycycline for 10 days", "now on bupropion 150"
     root = next((parsed.words[i] for i in sentence if parsed.words[i].head == i), None)
     if root is None or parsed.kids(root.i, *SUBJECTS, "expl"):
         return None

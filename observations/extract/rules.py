@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from observations.extract.analysis import Word, known_noun
+from observations.extract.analysis import Word, known_noun, known_word
 from observations.extract.clauses import GO
 from observations.extract.frames import Frame, Reading
 from observations.extract.frames import reading as _reading
@@ -446,6 +446,37 @@ def action(f: Frame) -> Reading | None:
     return _reading(f, kind, topic, None, 0.6 if topic == phrasal else 0.7)
 
 
+_WHERE_ONE_IS = words("on at with off")
+
+
+def standing(f: Frame) -> Reading | None:
+    """Where or on what the person is, said with "be" and a preposition no rule types
+    ("I'm on doxycycline", "I'm on nights at St. Luke's", "she's with Hale Studio now"):
+    an experience, believed only when what it names is specific: a name or a word the
+    lemmatizer's tables do not know (a drug, a brand); "I'm at the gym" is not."""
+    if f.lemma != "be" or f.modal not in (None, "will") or f.comps() or f.subject_noun:
+        return None
+    vague = ABSTRACT | TIME_NOUNS | VAGUE | SETTINGS  # not "at the gym", "at home"
+    found = [w for w in f.preps(*_WHERE_ONE_IS) if w.pos in ("NOUN", "PROPN")]
+    found = [w for w in found if lemma_of(w) not in vague]
+    if not found:
+        return None
+    said = [f.parsed.words[i] for i in f.clause.words if i > f.head.i]
+    # a number is no such name: it is a value that changes ("on 71,500 base"), which an
+    # untyped fact would keep as current after the change
+    specific = any(w.pos == "PROPN" or _unknown(w) for w in said)
+    topic = f"be-{topic_of(f.parsed, found[0].i)}"
+    return _reading(f, "experience", topic, None, 0.7 if specific else 0.6)
+
+
+def _unknown(word: Word) -> bool:
+    """A word the lemmatizer's tables do not know ("doxycycline", "hokas")."""
+    lower = word.lower
+    if word.pos not in ("NOUN", "ADJ") or not lower.isalpha() or len(lower) < 4:
+        return False
+    return not known_noun(lower) and not known_word(lower)
+
+
 def _phrasal(f: Frame) -> str | None:
     """A verb whose particle makes its meaning, with no object ("I moved out last weekend",
     "we signed up"): ``<verb>-<particle>``."""
@@ -502,6 +533,7 @@ RULES: tuple[Rule, ...] = (
     taking,
     searching,
     off_to,
+    standing,
     happened,
     action,
 )

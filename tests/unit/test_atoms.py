@@ -1496,3 +1496,19 @@ def test_what_is_not_said_as_so_or_misread_makes_no_belief(said: str) -> None:
 )  # fmt: skip
 def test_a_lead_in_and_a_request_are_cut_and_a_start_is_ahead(said: str, statement: str) -> None:
     assert statement in [f.statement for f in facts([("maya", said)])]
+
+
+@pytest.mark.parametrize(
+    ("said", "statement", "believed"),
+    [
+        ("now on bupropion 150 XL. taking it at 8", "Maya Chen is now on bupropion 150 XL.", True),
+        ("I'm on ozempic now", "Maya Chen is on ozempic now.", True),  # a word no table knows
+        ("I'm on a diet", "Maya Chen is on a diet.", False),  # nothing specific
+        ("I'm on 71,500 base", "Maya Chen is on 71,500 base.", False),  # a value that changes
+    ],
+)
+def test_what_one_is_on_is_believed_when_it_names_something_specific(
+    said: str, statement: str, believed: bool
+) -> None:
+    [found] = [f for f in facts([("maya", said)]) if f.statement == statement]
+    assert (found.confidence >= DEFAULT_MIN_CONFIDENCE) is believed

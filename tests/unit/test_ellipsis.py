@@ -63,3 +63,19 @@ def test_a_possessive_s_in_a_sentence_with_no_verb_is_read_as_is(
 ) -> None:
     (parsed,) = analyse([said])
     assert unpossessed(parsed) == read
+
+
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        ("also on doxycycline for 10 days", "I'm also on doxycycline for 10 days"),
+        ("now on bupropion 150 XL", "I'm now on bupropion 150 XL"),
+        ("on my way", "I'm on my way"),
+        ("on friday we fly", None),  # a day, with a clause of its own after it
+    ],
+)
+def test_a_sentence_opening_with_what_one_is_on_is_about_the_speaker(
+    said: str, read: str | None
+) -> None:
+    (parsed,) = analyse([said])
+    assert restored(parsed) == read
