@@ -74,8 +74,9 @@ def _restored_sentence(parsed: Parsed, sentence: range) -> str | None:
     if root is None or parsed.kids(root.i, *SUBJECTS, "expl"):
         return None
     opening = [parsed.words[i].lower for i in sentence[:3]]
-    if opening[:1] == ["not"] and (opening[1:2] == ["into"] or opening[1:] in _NOT_KEEN):
-        return "I'm "  # "Not a fan of…"
+    keen = opening[1:2] in (["into"], ["with"]) or opening[1:] in _NOT_KEEN
+    if opening[:1] == ["not"] and keen:
+        return "I'm "  # "Not a fan of…", "not into horror", "not with dana anymore"
     first = _first_verb(parsed, sentence)
     if first is None:
         return None

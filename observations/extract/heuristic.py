@@ -70,7 +70,7 @@ class HeuristicExtractor:
     """Implements the ``Extractor`` protocol without any model."""
 
     name = "heuristic"
-    version = "77"
+    version = "78"
 
     def __init__(self, min_episodic_words: int = MIN_CONTENT_WORDS) -> None:
         self.min_episodic_words = min_episodic_words

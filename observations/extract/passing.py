@@ -102,6 +102,13 @@ def passing_facts(parsed: Parsed, speech: Speech) -> Iterator[Passing]:
             car = _car_words(parsed, word)
             a = "an" if car[:1].lower() in "aeiou" else "a"
             yield Passing(me, "identity", "car", car, f"{me.name} has {a} {car}.", "have", 0.7)
+        elif word.lower in JOBS and _new(parsed, word) and _mine(parsed, word, bare=True):
+            work = _named_place(parsed, word, "at", SETTINGS) or _named_place(
+                parsed, word, "with", SETTINGS
+            )
+            if work is not None:
+                yield Passing(me, "identity", "employer", work,
+                              f"{me.name} has a new job at {work}.", "have", 0.75)  # fmt: skip
         elif word.lower in CONGRATS:
             found = _new_job(parsed, word, speech)
             if found is not None:
@@ -183,6 +190,10 @@ def _apposed_name(parsed: Parsed, word: Word) -> str | None:
         if name.pos == "PROPN" and not parsed.kids(name.i, "det", "poss") and name.tag == "NNP":
             return _title(parsed, name)
     return None
+
+
+def _new(parsed: Parsed, word: Word) -> bool:
+    return any(k.lower == "new" for k in parsed.kids(word.i, "amod", "compound"))
 
 
 def _first(parsed: Parsed, word: Word) -> bool:

@@ -284,13 +284,15 @@ def _maybe_a_person(parsed: Parsed, word: Word) -> bool:
     """Whether a proper noun may name a person, by its entity type where it was read: a
     person's name, or an organisation's (the small model takes rare given names for
     one: "Cassius is giving a talk"), or no type at all where the capital says something
-    (not at the start of a sentence: "Gym moved my assessment", "Cool. tried…"); never a
+    (not at the start of a sentence: "Gym moved my assessment", "Cool. tried…", nor in
+    capitals throughout: "NEW GIG at…"); never a
     place or any other type ("Sheffield has better crags")."""
     entity = parsed.entity(word.i)
     if entity is None or entity in ("PERSON", "ORG"):
         return True
     first = any(word.i == sentence.start for sentence in parsed.sentences)
-    return entity == "" and not first
+    shouted = word.text.isupper() and len(word.text) > 1  # "NEW GIG at…": no capital of a name
+    return entity == "" and not first and not shouted
 
 
 _RECENT_TURNS = 4

@@ -210,8 +210,14 @@ def parting(f: Frame) -> Reading | None:
     attribute it ends, so the newer fact supersedes the older whatever its words: a
     partner ("we split up", "i broke up with priya": the partner; its value says so), a
     car ("sold the corolla", "totaled my car"), a job ("i quit my job", "lost my job"). Not
-    what did not happen, nor another's ("the band broke up" has no person for subject)."""
-    if f.negative or f.modal is not None or f.subject_noun is not None:
+    what did not happen, nor another's ("the band broke up" has no person for subject).
+    Being with someone no longer ("not with dana anymore") ends the partner too."""
+    if f.modal is not None or f.subject_noun is not None:
+        return None
+    if f.negative and f.lemma == "be" and _no_longer(f):
+        people = [w for w in f.preps("with") if _someone(f, w)]
+        return _reading(f, "relationship", "partner", people[0].i, 0.8) if people else None
+    if f.negative:
         return None
     up = any(k.lower == "up" for k in f.kids("prt"))
     if f.lemma in ("break", "split") and up:
@@ -226,6 +232,20 @@ def parting(f: Frame) -> Reading | None:
     if f.lemma in _QUIT and thing.lemma in JOBS and mine(f.parsed, thing):
         return _reading(f, "identity", "employer", None, 0.8)
     return None
+
+
+def _someone(f: Frame, word: Word) -> bool:
+    """A person by name ("Dana", "dana": a bare noun that is no setting) or by role."""
+    if word.pos == "PROPN" or word.lemma in ROLES:
+        return True
+    bare = word.pos == "NOUN" and not f.kids("det", "poss", "amod", of=word.i)
+    return bare and lemma_of(word) not in SETTINGS | ABSTRACT | TIME_NOUNS
+
+
+def _no_longer(f: Frame) -> bool:
+    """ "no longer …", "not … anymore": what held and holds no more."""
+    said = {f.parsed.words[i].lower for i in f.clause.words}
+    return bool(said & {"anymore", "longer"})
 
 
 def reporting(f: Frame) -> Reading | None:

@@ -1512,3 +1512,21 @@ def test_what_one_is_on_is_believed_when_it_names_something_specific(
 ) -> None:
     [found] = [f for f in facts([("maya", said)]) if f.statement == statement]
     assert (found.confidence >= DEFAULT_MIN_CONFIDENCE) is believed
+
+
+@pytest.mark.parametrize("said", ["so. not with dana anymore", "i'm no longer with Dana"])
+def test_being_with_someone_no_longer_ends_the_partner(said: str) -> None:
+    [ended] = [f for f in facts([("maya", said)]) if f.key == "relationship:partner"]
+    assert ended.fields["polarity"] == "negative" and "dana" in ended.statement.lower()
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("NEW GIG at brightline starting monday!!!", "Maya Chen has a new job at Brightline."),
+        ("my new job at Stripe is great", "Maya Chen has a new job at Stripe."),
+    ],
+)
+def test_a_new_job_named_in_passing_is_the_speakers_employer(said: str, statement: str) -> None:
+    found = [f for f in facts([("maya", said)]) if f.key == "identity:employer"]
+    assert [f.statement for f in found] == [statement]
