@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from observations.extract.base import Extracted, Extraction, SessionInput
+from observations.extract.calibration import calibrated
 from observations.extract.episodic import MIN_CONTENT_WORDS, extract_episodic
 from observations.extract.experiences import extract_experiences
 from observations.extract.summary import summarize
@@ -78,7 +79,7 @@ class HeuristicExtractor:
     def extract(self, session: SessionInput) -> Extraction:
         turns = build_turns(session)
         facts = extract_facts(turns, session.known_names)
-        items: list[Extracted] = [hit.item for hit in latest_per_key(facts)]
+        items: list[Extracted] = [calibrated(hit.item) for hit in latest_per_key(facts)]
         names = names_given(items, session.known_names)
         items.extend(extract_episodic(turns, self.min_episodic_words))
         ordered = sorted(session.events, key=lambda e: (e.seq, e.id))
