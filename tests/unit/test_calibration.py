@@ -1,0 +1,44 @@
+"""Calibrated confidence: each kind at each rule confidence moves to its labelled row's share
+right, the rule's confidence a prior; rows of few facts leave it."""
+
+from __future__ import annotations
+
+import pytest
+
+from observations.extract.calibration import (
+    LABELLED,
+    MIN_LABELLED,
+    PRIOR_WEIGHT,
+    calibrated_confidence,
+)
+from observations.gates import DEFAULT_MIN_CONFIDENCE
+from tests.unit.test_atoms import facts
+
+
+@pytest.mark.parametrize(("kind", "given"), sorted(LABELLED))
+def test_a_row_moves_the_confidence_toward_its_share_right(kind: str, given: float) -> None:
+    right, labelled = LABELLED[(kind, given)]
+    found = calibrated_confidence(kind, given)
+    if labelled < MIN_LABELLED:
+        assert found == given
+    else:
+        share = right / labelled
+        assert min(share, given) - 0.01 <= found <= max(share, given) + 0.01
+        assert found == round((right + PRIOR_WEIGHT * given) / (labelled + PRIOR_WEIGHT), 2)
+
+
+def test_a_confidence_no_row_labels_is_left() -> None:
+    assert calibrated_confidence("skill", 0.9) == 0.9
+
+
+def test_rows_shown_wrong_more_often_than_right_are_not_believed() -> None:
+    assert calibrated_confidence("relationship", 0.7) < DEFAULT_MIN_CONFIDENCE
+    assert calibrated_confidence("goal", 0.75) < DEFAULT_MIN_CONFIDENCE
+    assert calibrated_confidence("experience", 0.7) >= DEFAULT_MIN_CONFIDENCE
+
+
+def test_the_extractor_gives_calibrated_confidences() -> None:
+    [sister] = [f for f in facts([("maya", "my sister flew back to karachi last friday")])]
+    assert sister.kind == "relationship" and sister.confidence < DEFAULT_MIN_CONFIDENCE
+    [diet] = facts([("tom", "I'm vegetarian")])
+    assert diet.confidence == calibrated_confidence("constraint", 0.85)
