@@ -51,18 +51,16 @@ def restored(parsed: Parsed) -> str | None:
 
 
 def _on_something(parsed: Parsed, sentence: range) -> bool:
-    """A sentence that opens (after "also", "now"…) with "on" or "off" and a thing, with no
-    verb before it: what the speaker is on ("on doxycycline", "off caffeine")."""
+    """A sentence that opens (after "also", "now"…) with "on" or "off" and a thing: what
+    the speaker is on ("on doxycycline", "off caffeine"); not a day ("on friday we fly")."""
     said = (parsed.words[i] for i in sentence if parsed.words[i].lower not in _LEADING)
     opening = next(said, None)
     if opening is None or opening.lower not in ("on", "off") or opening.pos != "ADP":
         return False
-    things = [
-        w
+    return any(
+        w.pos in ("NOUN", "PROPN") and w.lower not in WEEKDAYS and w.lemma not in TIME_NOUNS
         for w in parsed.kids(opening.i, "pobj")
-        if w.pos in ("NOUN", "PROPN") and w.lower not in WEEKDAYS and w.lemma not in TIME_NOUNS
-    ]  # not "on friday we fly"
-    return bool(things) and all(parsed.words[i].pos != "AUX" for i in sentence if i < opening.i)
+    )
 
 
 def _restored_sentence(parsed: Parsed, sentence: range) -> str | None:

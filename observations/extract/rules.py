@@ -471,7 +471,7 @@ _WHERE_ONE_IS = words("on at with off")
 
 def standing(f: Frame) -> Reading | None:
     """Where or on what the person is, said with "be" and a preposition no rule types
-    ("I'm on doxycycline", "I'm on nights at St. Luke's", "she's with Hale Studio now"):
+    ("I'm on ozempic now", "I'm on nights at St. Luke's", "she's with Hale Studio now"):
     an experience, believed only when what it names is specific: a name or a word the
     lemmatizer's tables do not know (a drug, a brand); "I'm at the gym" is not."""
     if f.lemma != "be" or f.modal not in (None, "will") or f.comps() or f.subject_noun:
@@ -490,7 +490,7 @@ def standing(f: Frame) -> Reading | None:
 
 
 def _unknown(word: Word) -> bool:
-    """A word the lemmatizer's tables do not know ("doxycycline", "hokas")."""
+    """A word the lemmatizer's tables do not know ("ozempic", "hokas")."""
     lower = word.lower
     if word.pos not in ("NOUN", "ADJ") or not lower.isalpha() or len(lower) < 4:
         return False
