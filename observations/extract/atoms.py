@@ -68,12 +68,11 @@ from observations.extract.vocabulary import (
 )
 
 _CONDITIONS = words("if unless when whenever whether once where wherever though")
-_HEDGES = words(
-    """hope wish wonder doubt imagine suppose guess bet ask if whether unless maybe perhaps
-    probably possibly hopefully glad"""
+_DOUBTS = words("maybe perhaps possibly probably prob probs")  # anywhere in the clause
+_HEDGES = _DOUBTS | words(
+    "hope wish wonder doubt imagine suppose guess bet ask if whether unless hopefully glad"
 )
 _ASKED_WHO = words("who what which whoever")  # a subject the tagger's wh-tags are too loose for
-_DOUBTS = words("maybe perhaps possibly probably prob probs")  # anywhere in the clause
 _INTENSIFIERS = words(
     "even definitely really totally actually literally absolutely seriously also personally finally"
 )

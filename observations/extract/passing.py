@@ -122,7 +122,7 @@ def _got_or_new(parsed: Parsed, word: Word) -> bool:
     headingley!!" while moving in july), nor someone else's."""
     if parsed.kids(word.i, "poss"):
         return False
-    if any(k.lower == "new" for k in parsed.kids(word.i, "amod")):
+    if _new(parsed, word):
         return True
     head = parsed.words[word.head]
     verb = parsed.words[head.head] if word.dep == "pobj" and head.lower == "in" else head

@@ -56,7 +56,7 @@ CHECKS: tuple[str, ...] = (
 _HABIT = re.compile(r"(?i)\b(?:every|each)\b")  # "every monday instead of friday": a habit
 # a day or a span of days named from the day it was said; a rendered date has its year
 _RELATIVE_DAY = re.compile(
-    r"(?i)(?<!every )(?<!each )\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|today|tonight|"
+    r"(?i)\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|today|tonight|"
     r"tomorrow|tmrw|yesterday|(?:this|next|last) (?:week|weekend|month|year)|the (?:\d{1,2})"
     r"(?:st|nd|rd|th)\b(?! of)|(?:end|start|beginning) of (?:the|this|next) (?:week|month|year)|"
     r"\d+ (?:day|week|month|year)s? ago|in \d+ (?:day|week|month)s?)\b(?!s\b)(?!,? \d)"

@@ -162,10 +162,11 @@ def copula(f: Frame) -> Reading | None:
         found = _state(f, comp)
         if found is not None:
             return found
-    for place in f.preps("from"):
-        if f.preps("on", "at", "in") or f.parsed.kids(place.i, "amod") or _a_day(place):
-            break  # "on paternity leave from late may": a time from which, no origin
-        return _reading(f, "identity", "origin", place.i, 0.85)
+    origin = next(iter(f.preps("from")), None)
+    # not "on paternity leave from late may": a time from which, no origin
+    timed = origin is not None and (_a_day(origin) or bool(f.kids("amod", of=origin.i)))
+    if origin is not None and not timed and not f.preps("on", "at", "in"):
+        return _reading(f, "identity", "origin", origin.i, 0.85)
     settled = any(k.lower in ("now", "currently", "still") for k in f.kids("advmod"))
     places = [p for p in f.preps("in") if _place_name(f, p)]
     if places and ((settled and places[0].pos == "PROPN") or _lasting(f)):

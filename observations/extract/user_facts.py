@@ -364,12 +364,9 @@ def _moved(dates: tuple[ResolvedDate, ...], before: str, after: str) -> tuple[Re
     moves with the unchanged text around it."""
     blocks = SequenceMatcher(None, before, after, autojunk=False).get_matching_blocks()
 
-    def at(k: int) -> int:
-        block = next((b for b in blocks if b.a <= k < b.a + b.size), None)
-        if block is None:  # in a changed stretch: where the next unchanged text starts
-            block = next((b for b in blocks if b.a >= k), blocks[-1])
-            return block.b
-        return block.b + k - block.a
+    def at(k: int) -> int:  # in a changed stretch: where the unchanged text after it starts
+        block = next((b for b in blocks if k < b.a + b.size), blocks[-1])
+        return block.b + max(0, k - block.a)
 
     return tuple(replace(d, span=(at(d.span[0]), at(d.span[1] - 1) + 1)) for d in dates)
 

@@ -8,7 +8,6 @@ import pytest
 from observations.extract.calibration import (
     LABELLED,
     MIN_LABELLED,
-    PRIOR_WEIGHT,
     calibrated_confidence,
 )
 from observations.gates import DEFAULT_MIN_CONFIDENCE
@@ -24,7 +23,15 @@ def test_a_row_moves_the_confidence_toward_its_share_right(kind: str, given: flo
     else:
         share = right / labelled
         assert min(share, given) - 0.01 <= found <= max(share, given) + 0.01
-        assert found == round((right + PRIOR_WEIGHT * given) / (labelled + PRIOR_WEIGHT), 2)
+
+
+@pytest.mark.parametrize(
+    ("kind", "given", "expected"),
+    [("relationship", 0.7, 0.47), ("goal", 0.75, 0.6), ("event", 0.7, 0.87),
+     ("experience", 0.7, 0.74), ("preference", 0.75, 0.84)],
+)  # fmt: skip
+def test_rows_give_their_calibrated_confidence(kind: str, given: float, expected: float) -> None:
+    assert calibrated_confidence(kind, given) == expected
 
 
 def test_a_confidence_no_row_labels_is_left() -> None:
