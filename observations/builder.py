@@ -26,10 +26,12 @@ from ledger.errors import Conflict, SessionNotFound
 from ledger.sqlfile import load_queries
 from observations.embed import Embedder, entry_text
 from observations.embed_models import reading_embedder, writing_embedder
+from observations.entry import PROFILE_KINDS
 from observations.extract.base import (
     Extracted,
     Extraction,
     Extractor,
+    KnownBelief,
     KnownDay,
     KnownName,
     SessionEvent,
@@ -147,7 +149,9 @@ def _build(conn: Conn, row: dict[str, Any], config: BuildConfig, now: datetime) 
             return BuildOutcome("unchanged", session_id)
         events = conn.execute(Q["session_input_events"], key).fetchall()
         known, names = _earlier(conn, row)
-    session = _session_input(row, events, known, names)
+        reads = getattr(config.extractor, "reads_beliefs", False)
+        beliefs = _beliefs(conn, row, events) if reads else []
+    session = _session_input(row, events, known, names, beliefs)
     extraction = config.extractor.extract(session)
     g = config.gates
     gated = apply_gates(
@@ -235,6 +239,21 @@ def _earlier(conn: Conn, row: dict[str, Any]) -> tuple[list[KnownDay], list[Know
     return days, names
 
 
+def _beliefs(
+    conn: Conn, row: dict[str, Any], events: Sequence[dict[str, Any]]
+) -> list[KnownBelief]:
+    """What memory holds as current about the session's users (``current_beliefs``)."""
+    users = sorted({e["actor_id"] for e in events if e["role"] == "user"})
+    params = {
+        "tenant_id": row["tenant_id"],
+        "session_id": row["id"],
+        "owner_ids": users,
+        "kinds": sorted(PROFILE_KINDS),
+        **_channel_start(row),
+    }
+    return [KnownBelief(**r) for r in conn.execute(Q["current_beliefs"], params)]
+
+
 def _channel_start(row: dict[str, Any]) -> dict[str, Any]:
     return {"channel_id": row["channel_id"], "started_at": row["started_at"]}
 
@@ -244,10 +263,12 @@ def _session_input(
     events: Sequence[dict[str, Any]],
     known: Sequence[KnownDay] = (),
     names: Sequence[KnownName] = (),
+    beliefs: Sequence[KnownBelief] = (),
 ) -> SessionInput:
     """The session as extractors see it: every time at the offset its event was sent with
-    (the session's start and end at their first and last event's), with the days and the
-    names memory holds from before it (``known``, ``names``)."""
+    (the session's start and end at their first and last event's), with the days, the
+    names and the members' facts memory holds from before it (``known``, ``names``,
+    ``beliefs``)."""
     offsets = [e["utc_offset_minutes"] for e in events] or [0]
     return SessionInput(
         tenant_id=row["tenant_id"],
@@ -270,6 +291,7 @@ def _session_input(
         ),
         known_days=tuple(known),
         known_names=tuple(names),
+        known_beliefs=tuple(beliefs),
     )
 
 

@@ -47,6 +47,28 @@ SELECT latest.fields->'days' AS days, latest.fields->'names' AS names
          LIMIT 50) AS latest
  ORDER BY latest.started_at, latest.id;
 
+-- name: current_beliefs
+-- What memory holds as current about each member before the session, of the kinds that
+-- hold one value at a time (the profile's): the latest 20 of each, oldest first, from
+-- this channel's sessions only (never another channel's, which the others in this one may
+-- not have seen), never from the session itself (a rebuild). For an extractor that says
+-- which of them a new fact ends.
+SELECT m.owner_id, b.kind, b.key, b.canonical_statement AS statement
+  FROM unnest(%(owner_ids)s::text[]) AS m(owner_id)
+ CROSS JOIN LATERAL (
+        SELECT e.kind, e.key, e.canonical_statement, e.valid_from, e.id
+          FROM memory_entries e
+          JOIN memory_sessions s
+            ON s.tenant_id = e.tenant_id AND s.id = e.source_session_id
+           AND s.channel_id = %(channel_id)s
+         WHERE e.tenant_id = %(tenant_id)s AND e.owner_type = 'user'
+           AND e.owner_id = m.owner_id AND e.status = 'active'
+           AND e.kind = ANY(%(kinds)s::text[]) AND e.valid_from < %(started_at)s
+           AND e.source_session_id <> %(session_id)s
+         ORDER BY e.valid_from DESC, e.id DESC
+         LIMIT 20) AS b
+ ORDER BY m.owner_id, b.valid_from, b.id;
+
 -- name: delete_observations
 -- A rebuild replaces the session's observations, and their lineage links with them.
 WITH gone AS (

@@ -72,6 +72,18 @@ class KnownName:
 
 
 @dataclass(frozen=True, slots=True)
+class KnownBelief:
+    """A fact memory holds as current about a member of the session, from before it: what
+    an extractor that can read it may say a new fact ends ("works at Brightline" when the
+    session says "ever since I joined Ridgeway")."""
+
+    owner_id: str
+    kind: str
+    key: str
+    statement: str
+
+
+@dataclass(frozen=True, slots=True)
 class SessionInput:
     """A closed session handed to an extractor."""
 
@@ -83,6 +95,7 @@ class SessionInput:
     events: Sequence[SessionEvent]
     known_days: Sequence[KnownDay] = ()  # the channel's, from its earlier sessions, oldest first
     known_names: Sequence[KnownName] = ()  # likewise: relations named by their given name
+    known_beliefs: Sequence[KnownBelief] = ()  # the members' current facts, for extractors
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +131,10 @@ class Extraction:
 
 
 class Extractor(Protocol):
+    """Makes a closed session's items. An extractor that reads
+    ``SessionInput.known_beliefs`` says so with a ``reads_beliefs = True`` attribute: the
+    builder loads them only for one that does."""
+
     name: str
     version: str
 

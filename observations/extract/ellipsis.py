@@ -116,10 +116,10 @@ def dated_noun(parsed: Parsed, dates: Sequence[ResolvedDate]) -> str | None:
     # a capital at the start of a sentence makes a word a name to the tagger ("Haircut")
     if root.pos != "NOUN" and not (root.pos == "PROPN" and known_noun(root.lower)):
         return None
-    thing = [i for i in said if i <= root.i]
-    if any(parsed.words[i].head != root.i and i != root.i for i in thing):
+    before = [i for i in said if i <= root.i]
+    if any(parsed.words[i].head != root.i and i != root.i for i in before):
         return None  # the words before the noun all modify it ("work offsite")
-    start = parsed.words[thing[0]].start
+    start = parsed.words[before[0]].start
     date = dates[0]
     if date.span[0] < root.end or parsed.text[root.end : date.span[0]].strip():
         return None  # the date right after the thing ("yesterday, me and…" names none)

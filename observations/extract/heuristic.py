@@ -72,6 +72,7 @@ class HeuristicExtractor:
 
     name = "heuristic"
     version = "78"
+    reads_beliefs = False
 
     def __init__(self, min_episodic_words: int = MIN_CONTENT_WORDS) -> None:
         self.min_episodic_words = min_episodic_words

@@ -7,8 +7,9 @@ How a session is extracted:
 2. The session's user/assistant turns are numbered and dated (:mod:`.llm_prompt`) and cut
    into chunks of at most ``max_chunk_chars`` characters (and ``max_chunk_tokens``, at a
    conservative 3 characters per token); each chunk is one request carrying the
-   participants, the session's dates and the rules (names not pronouns, absolute dates,
-   cite turn numbers).
+   participants, the session's dates, the facts memory holds as current about its users
+   (``SessionInput.known_beliefs``, numbered) and the rules (names not pronouns, absolute
+   dates, cite turn numbers, name the beliefs a fact ends).
 3. Each request asks for structured output in the configured form (``json_schema`` for
    OpenAI/vLLM, ``json_object`` + ``schema`` for the llama.cpp server, :mod:`.llm_schema`)
    and is retried on connection errors, timeouts, HTTP 408/409/429 and 5xx, at most
@@ -70,7 +71,7 @@ __all__ = ["LLMConfig", "LLMConfigError", "LLMExtractor", "LLMReplyError"]
 
 log = structlog.get_logger(__name__)
 
-PROMPT_VERSION = "2"  # 2: a long turn is sent in parts, not cut
+PROMPT_VERSION = "3"  # 2: a long turn is sent in parts, not cut; 3: beliefs it may end
 CHARS_PER_TOKEN = 3  # conservative: English chat text averages about 4
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -183,6 +184,7 @@ class LLMExtractor:
     """Implements the ``Extractor`` protocol over an OpenAI-compatible endpoint."""
 
     name = "llm"
+    reads_beliefs = True
 
     def __init__(
         self,
@@ -236,7 +238,7 @@ class LLMExtractor:
         for part, chunk in enumerate(chunks, start=1):
             messages = build_messages(session, chunk, people, (part, len(chunks)))
             reply = parse_reply(*self._complete(messages))
-            mapped = map_facts(reply.facts, chunk, self.config.model)
+            mapped = map_facts(reply.facts, chunk, self.config.model, session.known_beliefs)
             facts.extend(mapped.items)
             dropped.update(mapped.dropped)
             dropped["invalid_item"] += reply.invalid

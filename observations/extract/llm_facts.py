@@ -11,6 +11,11 @@ normalised to the heuristic extractor's scheme, ``<kind>:<topic>`` in lower case
 heuristic's own key whatever the model called it ("identity:company" is
 ``identity:employer``), so a new value supersedes the old one from either extractor.
 
+A fact whose ``ends`` names a belief of its own owner (one the prompt listed) takes that
+belief's kind and key, so that supersession ends the belief whatever words the model
+chose for the new value ("joined Ridgeway" ends "works at Brightline"); ``fields.ends``
+keeps the key it ended. A number that names no belief, or another person's, ends nothing.
+
 The statement goes through the heuristic's post-processing too, in case the model left
 what it was told to resolve: first person written as the owner's name, relative dates
 made absolute against the time of the latest turn it cites. A dated fact carries the
@@ -29,7 +34,7 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 from ledger.events import check_strings
-from observations.extract.base import Extracted
+from observations.extract.base import Extracted, KnownBelief
 from observations.extract.dates import rewrite_dates
 from observations.extract.llm_prompt import NumberedTurn
 from observations.extract.llm_schema import LLMFact
@@ -148,11 +153,24 @@ def _statement(text: str, owner: str, cited: Sequence[NumberedTurn]) -> str:
     return text if text[-1:] in ".!?…" else text + "."
 
 
-def _item(fact: LLMFact, cited: list[NumberedTurn], owner: str, model: str) -> Extracted:
+def _ended(fact: LLMFact, owner: str, beliefs: Sequence[KnownBelief]) -> KnownBelief | None:
+    """The first belief of ``owner`` among those the fact says it ends."""
+    for number in fact.ends:
+        if 1 <= number <= len(beliefs) and beliefs[number - 1].owner_id == owner:
+            return beliefs[number - 1]
+    return None
+
+
+def _item(
+    fact: LLMFact, cited: list[NumberedTurn], owner: str, model: str, ended: KnownBelief | None
+) -> Extracted:
     name = next(t.event.speaker for t in cited if t.event.actor_id == owner)
+    fields = _fields(fact, cited, model)
+    if ended is not None:
+        fields["ends"] = ended.key
     return Extracted(
-        kind=fact.kind,
-        key=fact_key(fact),
+        kind=ended.kind if ended else fact.kind,
+        key=ended.key if ended else fact_key(fact),
         owner_type="user",
         owner_id=owner,
         statement=_statement(fact.statement, name, cited),
@@ -160,7 +178,7 @@ def _item(fact: LLMFact, cited: list[NumberedTurn], owner: str, model: str) -> E
         importance=fact.importance,
         source_event_ids=tuple(sorted({t.event.id for t in cited})),
         valid_from=_valid_from(fact, cited),
-        fields=_fields(fact, cited, model),
+        fields=fields,
     )
 
 
@@ -176,23 +194,36 @@ def _drop_reason(fact: LLMFact, shown: Mapping[int, NumberedTurn]) -> str | None
     return None
 
 
-def _map_one(fact: LLMFact, by_number: Mapping[int, NumberedTurn], model: str) -> Extracted | str:
+def _map_one(
+    fact: LLMFact,
+    by_number: Mapping[int, NumberedTurn],
+    model: str,
+    beliefs: Sequence[KnownBelief],
+) -> Extracted | str:
     """The item for one fact, or the reason it is dropped."""
     reason = _drop_reason(fact, by_number)
     if reason is not None:
         return reason
     cited = [by_number[n] for n in sorted(set(fact.source_turns))]
     owner, dropped = _owner(fact, cited)
-    return dropped if owner is None else _item(fact, cited, owner, model)
+    if owner is None:
+        return dropped
+    return _item(fact, cited, owner, model, _ended(fact, owner, beliefs))
 
 
-def map_facts(facts: Sequence[LLMFact], shown: Sequence[NumberedTurn], model: str) -> Mapped:
-    """Items for the facts whose citations name turns in ``shown`` (the model's chunk)."""
+def map_facts(
+    facts: Sequence[LLMFact],
+    shown: Sequence[NumberedTurn],
+    model: str,
+    beliefs: Sequence[KnownBelief] = (),
+) -> Mapped:
+    """Items for the facts whose citations name turns in ``shown`` (the model's chunk);
+    ``beliefs`` are the numbered beliefs the prompt listed, from 1."""
     by_number = {t.number: t for t in shown}
     items: list[Extracted] = []
     dropped: Counter[str] = Counter()
     for fact in facts:
-        mapped = _map_one(fact, by_number, model)
+        mapped = _map_one(fact, by_number, model, beliefs)
         if isinstance(mapped, str):
             dropped[mapped] += 1
         else:

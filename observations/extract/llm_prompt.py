@@ -5,6 +5,10 @@ Each user/assistant event of the session becomes one numbered line,
 sees who said what and when (relative dates resolve against the turn's own date, not the
 wall clock), and cites turn numbers that map back to event ids. Numbers run over the
 whole session, so every chunk of a long session cites the same numbers.
+
+Before the transcript come the facts memory holds as current about the session's users,
+numbered the same way (``B2 [identity:employer] Priya works at Fernway.``), so the model
+can say which of them a new fact ends ("ever since I joined Ridgeway" ends B2).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ dates (resolve "yesterday" against the turn's date), never relative ones.
 - source_turns: the numbers of the turns the fact came from (T3 -> 3). A long turn \
 comes in parts, each line under the turn's number.
 - confidence, importance: 0 to 1. event_time: YYYY-MM-DD or YYYY-MM, else null.
+- ends: the numbers of the beliefs listed before the transcript that the fact replaces: \
+the same thing about the same user, now with another value or no longer true (B2 -> 2). \
+[] when it replaces none; a fact that repeats or adds to a belief ends nothing.
 Reply with JSON: {{"facts": [...]}}; {{"facts": []}} when no user states a fact."""
 
 
@@ -138,6 +145,16 @@ def participants(turns: Sequence[NumberedTurn]) -> list[str]:
     return [f"{name} ({role})" for name, role in seen.items()]
 
 
+def belief_lines(session: SessionInput) -> list[str]:
+    """The users' current facts, numbered from 1, each with its user's name: ``B1
+    [preference:drink] Caroline: Caroline drinks tea.``"""
+    names = {e.actor_id: one_line(e.speaker) for e in session.events}
+    return [
+        f"B{n} [{b.key}] {names.get(b.owner_id, b.owner_id)}: {one_line(b.statement)}"
+        for n, b in enumerate(session.known_beliefs, start=1)
+    ]
+
+
 def user_message(
     session: SessionInput, chunk: Sequence[NumberedTurn], people: list[str], part: tuple[int, int]
 ) -> str:
@@ -146,6 +163,9 @@ def user_message(
         f"Participants: {', '.join(people)}",
         f"Session: {stamp(session.started_at)} to {stamp(session.ended_at)} ({zone})",
     ]
+    beliefs = belief_lines(session)
+    if beliefs:
+        header += ["What memory holds about them now:", *beliefs]
     if part[1] > 1:
         header.append(f"Transcript part {part[0]} of {part[1]}:")
     else:

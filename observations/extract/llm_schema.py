@@ -4,7 +4,8 @@ The schema sent to the server is strict (every property required, nullable ones 
 ``["string", "null"]``, no extra properties), as OpenAI's ``json_schema`` form demands;
 llama.cpp turns the same schema into a grammar. The pydantic models that validate the
 reply are a little more lenient (missing optional fields default, confidences are
-clamped into [0, 1], a turn cited as ``"T3"`` reads as 3), because a reply is only
+clamped into [0, 1], a turn cited as ``"T3"`` reads as 3 and a belief as ``"B2"`` as 2),
+because a reply is only
 useful if it survives validation and these slips do not change its meaning.
 """
 
@@ -15,13 +16,21 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ledger.errors import MemledgerError
 from observations.extract.base import FACT_KINDS
 
 SCHEMA_NAME = "memledger_facts"
 _TURN = re.compile(r"^\s*(?:turn\s*|t)?#?\s*(\d+)\s*$", re.IGNORECASE)
+_BELIEF = re.compile(r"^\s*b?#?\s*(\d+)\s*$", re.IGNORECASE)
 
 # Bounds that keep a grammar-constrained small model from looping inside one string or
 # list until it runs out of tokens; sent in the ``json_object`` (llama.cpp) form only.
@@ -34,6 +43,7 @@ _BOUNDS: dict[str, dict[str, int]] = {
     "event_time": {"maxLength": 10},
     "location": {"maxLength": 40},
     "topic": {"maxLength": 30},
+    "ends": {"maxItems": 3},
 }
 
 
@@ -53,6 +63,7 @@ class LLMFact(BaseModel):
     persons: list[str] = Field(default_factory=list)
     location: str | None = None
     topic: str | None = None
+    ends: list[int] = Field(default_factory=list)  # numbers of the beliefs it replaces
 
     @field_validator("kind")
     @classmethod
@@ -67,12 +78,14 @@ class LLMFact(BaseModel):
     def _clamp(cls, value: float) -> float:
         return min(1.0, max(0.0, value))
 
-    @field_validator("source_turns", mode="before")
+    @field_validator("source_turns", "ends", mode="before")
     @classmethod
-    def _turn_numbers(cls, value: Any) -> Any:
+    def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """Turns cited as "T3", beliefs named as "B2": their numbers."""
         if not isinstance(value, list):
             return [] if value is None else value
-        return [_turn_number(v) for v in value]
+        form = _TURN if info.field_name == "source_turns" else _BELIEF
+        return [_number(v, form) for v in value]
 
     @field_validator("persons", mode="before")
     @classmethod
@@ -80,8 +93,9 @@ class LLMFact(BaseModel):
         return [] if value is None else value
 
 
-def _turn_number(value: Any) -> Any:
-    if isinstance(value, str) and (match := _TURN.match(value)):
+def _number(value: Any, form: re.Pattern[str]) -> Any:
+    """``"T3"`` (a turn) or ``"B2"`` (a belief) as its number; anything else unchanged."""
+    if isinstance(value, str) and (match := form.match(value)):
         return int(match.group(1))
     return value
 
@@ -110,6 +124,7 @@ def fact_schema(bounded: bool) -> dict[str, Any]:
         "persons": {"type": "array", "items": {"type": "string"}},
         "location": _nullable("string"),
         "topic": _nullable("string"),
+        "ends": {"type": "array", "items": {"type": "integer"}},
     }
     if bounded:
         for name, limits in _BOUNDS.items():

@@ -119,7 +119,7 @@ def extract_facts(turns: tuple[Turn, ...], known: Sequence[KnownName] = ()) -> l
         speech = speeches.get(turn.event.id)
         if speech is None:
             speech = speeches[turn.event.id] = _speech(cast, turn, heard)
-        known = len(speech.relations)
+        related = len(speech.relations)
         answer = correction(view, opening=sentence.index == 0)
         if answer is not None:
             recent = _recent(turns, turn)
@@ -139,7 +139,7 @@ def extract_facts(turns: tuple[Turn, ...], known: Sequence[KnownName] = ()) -> l
         read = [FactHit(turn.event.id, sentence.index, fact(turn, sentence, a)) for a in atoms]
         into.extend(read)
         said_in[(turn.event.id, sentence.index)] = _Said(turn, sentence, speech, read)
-        for relation in speech.relations[known:]:
+        for relation in speech.relations[related:]:
             hits.append(FactHit(turn.event.id, sentence.index, relation_fact(turn, relation)))
         for said in passing_facts(view, speech):
             hits.append(FactHit(turn.event.id, sentence.index, passing_fact(turn, said)))

@@ -8,6 +8,7 @@ drop what it invents. Which facts come out is asserted on recorded replies only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -15,6 +16,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +27,11 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from consolidation.entry_jobs import supersede_at_build
+from ledger import list_sessions
+from ledger.db import Conn
+from observations.builder import BuildConfig, build_session
+from observations.embed import HashEmbedder
 from observations.extract.base import (
     AGENT_EXPERIENCE,
     EPISODIC,
@@ -32,6 +39,7 @@ from observations.extract.base import (
     SESSION_SUMMARY,
     Extracted,
     Extraction,
+    KnownBelief,
     SessionEvent,
     SessionInput,
 )
@@ -39,6 +47,7 @@ from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.llm import LLMConfig, LLMConfigError, LLMExtractor
 from observations.extract.llm_schema import reply_schema
 from observations.gates import apply_gates
+from tests.events import replay, says
 from tests.llama import free_port, llama_server
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -787,7 +796,7 @@ def test_a_recorded_reply_becomes_exactly_these_facts_with_turns_mapped_to_event
         extractor.close()
     assert (extraction.extractor, extraction.version, extraction.fallback_reason) == (
         "llm",
-        "2+recorded",
+        "3+recorded",
         None,
     )
     facts = [
@@ -945,7 +954,7 @@ def test_the_extractor_takes_a_config_or_its_fields_and_rejects_bad_settings() -
     config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", max_chunk_tokens=100)
     extractor = LLMExtractor(config, fallback=ScriptedFallback())
     extractor.close()
-    assert (extractor.config.chunk_chars, extractor.version) == (300, "2+m")
+    assert (extractor.config.chunk_chars, extractor.version) == (300, "3+m")
     with pytest.raises(LLMConfigError):
         LLMExtractor(config, fallback=ScriptedFallback(), timeout=3)
     with pytest.raises(LLMConfigError, match="setting='response_format'"):
@@ -958,3 +967,105 @@ def test_the_extractor_takes_a_config_or_its_fields_and_rejects_bad_settings() -
                            ("max_chunk_tokens", 0), ("backoff_initial", math.nan)):  # fmt: skip
         with pytest.raises(LLMConfigError, match=f"setting='{setting}'"):
             LLMConfig(base_url="http://x/v1", model="m", **{setting: value})
+
+
+# -- beliefs: what memory holds, and which of it a new fact ends -----------------------------
+
+
+def _ending(
+    statement: str, key: str, turns: list[int], ends: list[Any], speaker: str = "Priya"
+) -> dict[str, Any]:
+    """A fact that says which listed beliefs it ends."""
+    return {**_fact(statement, speaker, turns), "key": key, "ends": ends, "confidence": 0.9}
+
+
+GROUP_NEWS = _session(
+    [
+        _event(201, 1, "user", "Priya", "ever since i joined ridgeway labs my commute is awful", 0),
+        _event(202, 2, "user", "Jo", "and i left the band, drums are all yours now", 1),
+    ]
+)
+BELIEFS = (
+    KnownBelief("priya", "identity", "identity:employer", "Priya works at Brightline Dental."),
+    KnownBelief("jo", "identity", "identity:band", "Jo plays drums in Lowtide."),
+)
+
+
+def test_the_prompt_lists_the_members_beliefs_and_a_fact_takes_the_key_of_the_one_it_ends() -> None:
+    session = dataclasses.replace(GROUP_NEWS, known_beliefs=BELIEFS)
+    reply = {
+        "facts": [
+            _ending("Priya works at Ridgeway Labs.", "identity:new-job", [1], ["B1"]),
+            # another member's belief, and a number the prompt never showed: nothing ends
+            _ending("Priya has an awful commute.", "identity:commute", [1], [2, 9]),
+            _ending("Jo left the band.", "identity:music", [2], [2], speaker="Jo"),
+        ]
+    }
+    with serving(lambda body: completion(json.dumps(reply))) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extraction = extractor.extract(session)
+        extractor.close()
+    (request,) = server.requests
+    shown = request["messages"][-1]["content"]
+    assert "B1 [identity:employer] Priya: Priya works at Brightline Dental." in shown
+    assert "B2 [identity:band] Jo: Jo plays drums in Lowtide." in shown
+    assert shown.index("B2 [") < shown.index("T1 [")  # before the transcript
+    facts = [(i.owner_id, i.key, i.fields.get("ends")) for i in _llm_items(extraction)]
+    assert facts == [
+        ("priya", "identity:employer", "identity:employer"),
+        ("priya", "identity:commute", None),
+        ("jo", "identity:band", "identity:band"),
+    ]
+
+
+def test_a_session_with_no_beliefs_shows_none() -> None:
+    with serving(lambda body: completion(RECORDED_REPLY)) as server:
+        extractor = _extractor(server.base_url, ScriptedFallback())
+        extractor.extract(DOG_CHAT)
+        extractor.close()
+    (request,) = server.requests
+    assert "What memory holds" not in request["messages"][-1]["content"]
+
+
+def test_a_belief_the_model_says_a_later_session_ends_is_superseded_in_the_store(
+    conn: Conn,
+) -> None:
+    tenant = f"llm-{uuid.uuid4().hex[:10]}"
+    day1 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+    day2 = day1 + timedelta(days=30)
+    replies = iter(
+        [
+            {"facts": [_ending("Priya works at Brightline Dental.", "identity:employer", [1], [])]},
+            {"facts": [_ending("Priya works at Ridgeway Labs.", "identity:lab", [1], [1])]},
+        ]
+    )
+    with serving(lambda body: completion(json.dumps(next(replies)))) as server:
+        extractor = _extractor(server.base_url, HeuristicExtractor())
+        config = BuildConfig(extractor, HashEmbedder(), after_store=supersede_at_build)
+        for n, (text, day) in enumerate(
+            [("i work at brightline dental", day1), ("ever since i joined ridgeway labs", day2)]
+        ):
+            replay(conn, tenant, [says(n, text, day, "priya")], now=day + timedelta(hours=1))
+            for s in list_sessions(conn, tenant):
+                if s["status"] == "closed":
+                    build_session(conn, tenant, s["id"], config, now=day + timedelta(hours=1))
+        extractor.close()
+    first, second = (r["messages"][-1]["content"] for r in server.requests)
+    assert "What memory holds" not in first
+    assert "B1 [identity:employer] Priya: Priya works at Brightline Dental." in second
+    rows = conn.execute(
+        "SELECT id, canonical_statement, status, superseded_by, fields->>'ends' AS ends"
+        " FROM memory_entries WHERE tenant_id = %s AND key = 'identity:employer' ORDER BY id",
+        [tenant],
+    ).fetchall()
+    old, new = rows
+    assert (old["canonical_statement"], old["status"]) == (
+        "Priya works at Brightline Dental.",
+        "superseded",
+    )
+    assert old["superseded_by"] == new["id"]
+    assert (new["canonical_statement"], new["status"], new["ends"]) == (
+        "Priya works at Ridgeway Labs.",
+        "active",
+        "identity:employer",
+    )
