@@ -100,6 +100,9 @@ class Atom:
     value: str
     dates: tuple[ResolvedDate, ...]  # the date phrases in the clause
     persons: tuple[str, ...]  # the other people it names
+    # a relation found by a pronoun or by a name or role alone ("he's paying", "mum cried"),
+    # not said as the speaker's ("my dad had his knee surgery"): less sure to be theirs
+    resolved: bool = False
 
 
 def sentence_atoms(parsed: Parsed, dates: Sequence[ResolvedDate], speech: Speech) -> list[Atom]:
@@ -122,6 +125,27 @@ def sentence_atoms(parsed: Parsed, dates: Sequence[ResolvedDate], speech: Speech
 
 
 def clause_atom(
+    parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate], speech: Speech
+) -> Atom | None:
+    atom = _clause_atom(parsed, clause, dates, speech)
+    if atom is None or atom.about.kind != "relation" or clause.subject is None:
+        return atom
+    mine = _said_as_mine(parsed, clause.subject, atom.about)
+    return dataclasses.replace(atom, resolved=not mine)
+
+
+def _said_as_mine(parsed: Parsed, subject: int, about: Referent) -> bool:
+    """Whether the subject is said with "my"/"our", on it or on a word beside it ("my
+    sister hana", "arjun (my bf)"), or by the given name of a relation the speaker named
+    with its role ("my manager priya" … "priya's transferring")."""
+    word = parsed.words[subject]
+    said = [subject, *(k.i for k in parsed.kids(subject, "appos", "compound"))]
+    if any(o.lower in ("my", "our") for i in said for o in parsed.kids(i, "poss")):
+        return True
+    return about.given is not None and about.role is not None and word.lower == about.given
+
+
+def _clause_atom(
     parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate], speech: Speech
 ) -> Atom | None:
     if not _factual(parsed, clause) or _of_another(parsed, clause, speech):
@@ -207,6 +231,9 @@ def _typed_atom(
     acted = person_in(parsed, clause)
     if acted is not None:  # the speaker acted on is whom the value concerns: "she put me on…"
         readings.append((speech.me, acted, None))
+        mine = _my_object(parsed, clause)
+        if mine is not None:  # "dr patel scheduled my hip replacement for november"
+            readings.append((speech.me, "owned", mine))
     if subject is not None:
         about, owned = subject
         readings.append((about, "subject" if owned is None else "owned", owned))
@@ -265,6 +292,14 @@ def _thing(parsed: Parsed, clause: Clause, noun: Word) -> str:
     said = [i for i in parsed.subtree(noun.i) if i in clause.words]
     kept = [parsed.words[i] for i in said if parsed.words[i].dep not in ("det", "poss", "case")]
     return "".join(w.text + (" " if w.space else "") for w in kept).strip().lower()
+
+
+def _my_object(parsed: Parsed, clause: Clause) -> Word | None:
+    """The speaker's thing another acts on ("moved my review", "booked our flights")."""
+    for thing in parsed.kids(clause.head, "dobj"):
+        if any(o.lower in ("my", "our") for o in parsed.kids(thing.i, "poss")):
+            return thing
+    return None
 
 
 def _unowned_thing(parsed: Parsed, clause: Clause) -> Word | None:
@@ -410,7 +445,8 @@ def _about(parsed: Parsed, clause: Clause, speech: Speech) -> tuple[Referent, Wo
     if clause.subject is None:
         return None
     word = parsed.words[clause.subject]
-    joined = [word, *parsed.kids(word.i, "conj")]
+    # "theo and I": the parser makes "I" the conjunct, or a second subject of the verb
+    joined = [word, *parsed.kids(word.i, "conj"), *parsed.kids(clause.head, "nsubj")]
     if any(w.lower in FIRST and w.pos == "PRON" for w in joined):
         return speech.me, None
     owned = _owned_complement(parsed, clause, speech)

@@ -82,9 +82,10 @@ class Rule:
     needles: frozenset[str]  # the text must contain one of them for ``regex`` to be tried
 
 
-_PREPOSITION = re.compile(
-    r"(?i)\b(?:in|since|from|until|till|by|of|during|around|before|after|on|circa|year)\s+$"
-)
+_PREPOSITIONS = "in|since|from|until|till|by|of|during|around|before|after|on|circa|year"
+_PREPOSITION = re.compile(rf"(?i)\b(?:{_PREPOSITIONS})\s+$")
+# a month named alone is also a time after "for" ("scheduled my surgery for november")
+_BEFORE_MONTH = re.compile(rf"(?i)\b(?:{_PREPOSITIONS}|for)\s+$")
 _PLURAL_CONTEXT = re.compile(r"(?i)\b(?:every|each|most|some|other|all)\s+$")
 _THE = re.compile(r"(?i)\bthe\s+$")
 
@@ -331,7 +332,7 @@ def _month_of_year(m: re.Match[str], ctx: Context) -> Period | None:
 
 
 def _bare_month(m: re.Match[str], ctx: Context) -> Period | None:
-    if not ctx.after(m, _PREPOSITION) or m[0].endswith("'"):
+    if not ctx.after(m, _BEFORE_MONTH) or m[0].endswith("'"):
         return None
     return _by_tense(MONTH_NAMES[month_number(m["mon"]) - 1], m, ctx)
 

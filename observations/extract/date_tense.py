@@ -14,17 +14,18 @@ marker nearest before the phrase in its sentence decides (else the nearest after
   participle after "get" or "be" ("I'm excited", "is getting married" are not past, "we
   got married" is).
 
-A phrase right after "for" ("booked a table for Friday") is future, right after "since"
-past; after "to" or "until" with a verb of rescheduling just before ("my interview got
-moved to friday", "pushed back to monday") future, whatever the verb's tense; after
-"is", "is on" or "is in" ("my interview is on friday", "the wedding is march 15", "the
-trip is in november") future; right
-after "until" or "till" in a clause with no past mark ("im at the conference till
-wednesday") future; right after a mishap one still feels ("cranky from the acl op in
-jan", "sore after my fall on monday") past. After the phrase, only its own clause counts
-("the wedding is march 15 and i haven't finished my speech"). An acknowledgement
-opening the clause ("got it, Monday then", "understood") says nothing of the phrase's
-time and is not read as past. No marker, no tense: the caller keeps its default.
+A phrase right after "for" ("booked a table for Friday") or counted from ("a week from
+friday") is future, right after "since" past; after "to" or "until" with a verb of
+rescheduling before it in the sentence ("my interview got moved to friday", "pushed back
+to monday", "moved my review to friday") future, whatever the verb's tense; after "is",
+"is on" or "is in" ("my interview is on friday", "the wedding is march 15", "the trip is
+in november") future; right after "until" or "till" in a clause with no past mark ("im
+at the conference till wednesday") future; right after a mishap one still feels
+("cranky from the acl op in jan", "sore after my fall on monday") past. After the
+phrase, only its own clause counts ("the wedding is march 15 and i haven't finished my
+speech"). An acknowledgement opening the clause ("got it, Monday then", "understood")
+says nothing of the phrase's time and is not read as past. No marker, no tense: the
+caller keeps its default.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ _PAST = _words(
 _BE_PRESENT = _words("am 'm is 's are 're i'm we're you're they're he's she's it's")
 _ADVERBS = _words("so very really not super pretty just still all also too")
 _LEADING: dict[str, Tense] = {"for": "future", "since": "past"}
+_UNITS = _words("day week fortnight month year")
 _RESCHEDULED = _words(
     "moved pushed postponed rescheduled delayed bumped changed shifted move push postpone "
     "reschedule delay bump change shift"
@@ -100,11 +102,13 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
     last_word = last[-1] if last else ""
     if last_word in _LEADING:
         return _LEADING[last_word]
+    if last_word == "from" and len(last) > 1 and last[-2].rstrip("s") in _UNITS:
+        return "future"  # "a week from friday": counted on from the next friday
     if _MISHAP.search(left):
         return "past"  # "cranky from the acl op in jan": what one still feels happened
     moved_to = last_word in _RESCHEDULED and text[start:end].lower().startswith(("to ", "for "))
-    if moved_to or (last_word in ("to", "till", "until") and _RESCHEDULED & set(last[:-1])):
-        return "future"  # "got moved to friday": the new day is ahead of the move
+    if moved_to or (last_word in ("to", "till", "until") and _RESCHEDULED & set(left.split())):
+        return "future"  # "got moved to friday", "moved my review to friday": ahead of the move
     if last_word in ("till", "until", "til") and "past" not in _markers(left, opening=True):
         return "future"  # "im at the conference till wednesday": a stay lasts into the day
     before_on = last[-2] if last_word in ("on", "in") and len(last) > 1 else last_word

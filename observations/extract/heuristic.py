@@ -71,7 +71,7 @@ class HeuristicExtractor:
     """Implements the ``Extractor`` protocol without any model."""
 
     name = "heuristic"
-    version = "78"
+    version = "79"
     reads_beliefs = False
 
     def __init__(self, min_episodic_words: int = MIN_CONTENT_WORDS) -> None:

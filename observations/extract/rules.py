@@ -154,8 +154,9 @@ def place(f: Frame) -> Reading | None:
         found = f.preps("in")  # "I'm stuck in Prague", "we're settled in Leeds now"
         return _reading(f, "identity", "city", found[0].i, 0.75) if found else None
     if f.lemma in ("move", "relocate"):
-        if f.subject_noun is not None or f.kids("auxpass", "nsubjpass"):
-            return None  # "my interview got moved to friday": a thing moved, not a home
+        if f.subject_noun is not None or f.kids("auxpass", "nsubjpass", "dobj"):
+            return None  # "my interview got moved to friday", "moved my return flight to
+            # the 7th": a thing moved, not a home
         found = f.preps("to")
         return _reading(f, "identity", "city", found[0].i, 0.8) if found else None
     origin = {"come": ("from",), "grow": ("in",), "bear": ("in",), "raise": ("in",)}

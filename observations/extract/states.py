@@ -39,6 +39,7 @@ from observations.extract.vocabulary import (
     STATUS,
     TIME_NOUNS,
     WEEKDAYS,
+    WORKING_LIFE,
     words,
 )
 
@@ -246,11 +247,11 @@ def _recurring(f: Frame) -> bool:
 
 
 def about_a_job(f: Frame) -> bool:
-    """The clause's sentence names a job ("switched jobs", "quit the bakery job", "got
-    hired"); not "a job interview", "the job fair", where the job word only modifies."""
+    """The clause's sentence names a job or what comes with one ("switched jobs", "quit
+    the bakery job", "got hired", "my commute is 10 min"); not "a job interview", "the
+    job fair", where the job word only modifies."""
     return any(
-        (w.lemma in JOBS or w.lemma in ("employer", "hire")) and w.dep != "compound"
-        for w in f.parsed.words
+        (w.lemma in JOBS or w.lemma in WORKING_LIFE) and w.dep != "compound" for w in f.parsed.words
     )
 
 

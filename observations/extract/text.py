@@ -9,7 +9,7 @@ from typing import Any
 
 from observations.extract.date_periods import MONTHS
 from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS, wordset
-from observations.extract.vocabulary import BODY_PARTS, HYPHENATED_WORDS, WEEKDAYS
+from observations.extract.vocabulary import BODY_PARTS, HYPHENATED_WORDS, ROLES, WEEKDAYS
 
 # a first or second person opening a sentence or the rest of one ("chloe i'm …")
 PERSONAL_START = r"(?:i|i['’]m|im|i['’]ve|i['’]ll|i['’]d|you|you['’]re|u|we|we['’]re)\b"
@@ -45,6 +45,12 @@ _SENTENCE_END = re.compile(
     r"|(?:,|(?<=[.…]))\s+(?=been\s+in\s+\w+(?:\s+\w+)?\s+(?:since|for)\b)"
     # chat ends a sentence with emoji: "… the scholarship 🎉🎉 shes too humble to say it"
     r"|(?<=[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f])\s+(?=[A-Za-z])"
+    # a number said after a comma with "it's" ("biking to work now, its 12 min"): chat's
+    # "its" there is "it's", not the possessive the tagger reads ("…, its peanuts" stays,
+    # a correction of what came before)
+    r"|,\s+(?=it['’]?s\s+(?:like\s+|about\s+|only\s+|just\s+)?\d)"
+    # and with a laugh: "biking to work now, its 12 min lol my legs r dying"
+    r"|(?:(?<=\blol)|(?<=\blmao)|(?<=\blmfao)|(?<=\brofl)|(?<=haha)|(?<=hehe))\s+(?=[A-Za-z])"
 )
 _ABBREVIATIONS = re.compile(
     r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|approx|a\.m|p\.m)\.$", re.I
@@ -74,6 +80,13 @@ _CHAT_BECAUSE = re.compile(rf"\b(?:{_CHAT_BECAUSE_WORDS})\b")
 _PICTOGRAPHS = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+")
 _REPEATED_MARKS = re.compile(r"([!?.])[!?.]+")
 _CHAT_SPELLING = re.compile(r"\b(?:(?P<im>[Ii]m)|(?P<ive>[Ii]ve))\b")
+# "ill", "id", "hell", "shell", "well" for "I'll", "I'd", "he'll", "she'll", "we'll" where
+# a clause starts and a verb follows ("…, ill bring my lactaid", "hell go to happy
+# tails"); not "feeling ill", "my id card", "well done"
+_CHAT_WILL = re.compile(
+    r"(?:^|(?<=[,;:.!?] )|(?<=\band )|(?<=\bso )|(?<=\bbut )|(?<=\bthen )|(?<=\bok ))"
+    r"(?P<who>[Ii]|[Hh]e|[Ss]he|[Ww]e)(?P<will>ll|d) (?P<verb>[a-z]+)\b"
+)
 # contractions chat writes without the apostrophe, where no other word is spelled the same
 _CHAT_CONTRACTIONS = re.compile(r"\b(?:([Hh]e|[Ss]he|[Tt]hat)(s)|([Yy]ou|[Tt]hey)(re))\b")
 # "u" and "ur" for "you" and "your" / "you're" (capitalized only where a sentence starts:
@@ -147,11 +160,16 @@ def untag_first(sentence: str) -> list[str]:
     return [m["first"], m["last"]] if m else [sentence]
 
 
+# a word or two said as a sentence before a lower-case one: "morning. started the new meds"
+_SHORT_LEAD = re.compile(r"^([^\W\d_]+(?:\s+[^\W\d_]+)?[.!…]+)\s+(?=[a-z])")
+
+
 def split_sentences(text: str) -> list[str]:
-    """Split chat text into sentences (also at newlines, semicolons and spaced dashes)."""
+    """Split chat text into sentences (also at newlines, semicolons and spaced dashes; a
+    greeting or word or two said before a lower-case sentence: "morning. started…")."""
     pieces: list[str] = []
     carry = ""
-    for piece in _SENTENCE_END.split(text.strip()):
+    for piece in (p for part in _SENTENCE_END.split(text.strip()) for p in _lead_off(part)):
         piece = f"{carry} {piece}".strip() if carry else piece.strip()
         if _ABBREVIATIONS.search(piece):
             carry = piece
@@ -162,6 +180,11 @@ def split_sentences(text: str) -> list[str]:
     if carry:
         pieces.append(carry)
     return pieces
+
+
+def _lead_off(piece: str) -> list[str]:
+    lead = _SHORT_LEAD.match(piece)
+    return [lead[1], piece[lead.end() :]] if lead else [piece]
 
 
 def strip_filler(sentence: str) -> str:
@@ -191,9 +214,12 @@ _SECRET = re.compile(
 # "guess who signed up for her first tri": the speaker, news told as a riddle
 _GUESS_WHO = re.compile(r"(?i)^guess who(?P<be>['’]s| is)?\s+(?=\w)")
 # "the vegetarian era is over": a diet or a state given up
-_ERA_OVER = re.compile(
-    r"(?i)\b(?:the|my)\s+(?P<what>vegetarian|vegan|pescatarian|keto|sober|single)\s+"
-    r"(?:era|phase|days|life)\s+(?:is|are)\s+(?:over|done)\b"
+_ERAS = r"(?P<what>vegetarian|vegan|pescatarian|keto|sober|single)\s+(?:era|phase|days|life)"
+_ERA_OVER = re.compile(rf"(?i)\b(?:the|my)\s+{_ERAS}\s+(?:is|are)\s+(?:over|done)\b")
+# a sentence that is only the era one is in ("pescatarian era 🐟", "my sober era"): one is so now
+_ERA_BEGUN = re.compile(
+    rf"(?i)(?:^|(?<=[.!?…] ))(?:(?:in\s+)?(?:my|the)\s+)?{_ERAS}(?:\s+(?:begins|starts))?"
+    r"(?=\s*(?:[.!?…]|$))"
 )
 # "rn" for "right now", in lower case and not after an article ("an rn" is a nurse)
 _CHAT_RIGHT_NOW = re.compile(r"(?<!\ban )(?<!\ba )\brn\b")
@@ -201,17 +227,25 @@ _CHAT_RIGHT_NOW = re.compile(r"(?<!\ban )(?<!\ba )\brn\b")
 _CHAT_ARE = re.compile(r"(?<=[A-Za-z] )r(?= [A-Za-z])")
 # "'s" before whose: "is", never a possessive ("hale's my coach": the tagger reads "hale's")
 _IS_BEFORE_WHOSE = re.compile(r"(?<=\w)['’]s(?=\s+(?:my|your|his|her|our|their)\b)", re.I)
+# one's relation's "is" written without its apostrophe: "my wifes celiac", "my moms a nurse"
+_ROLE_IS = re.compile(r"\b(?P<my>[Mm]y|[Oo]ur) (?P<role>[a-z]+)s (?=(?P<next>[a-z]+)\b)")
+_BEFORE_ROLE_IS = frozenset(("a", "an", "the", "so", "super", "really", "always", "never", "not"))
+# "'s" before a verb's "-ing": "is" ("priya's transferring to singapore"); not before a
+# noun in "-ing" ("my sister's wedding")
+_IS_BEFORE_ING = re.compile(r"(?<=\w)['’]s(?= (?P<ing>[a-z]+ing)\b)")
 
 
 def tidy(sentence: str) -> str:
     """Chat noise out of a sentence: "lol", "fyi", "tbh" and emoji, repeated marks,
-    shouting (an all-capitals sentence in sentence case), "im"/"ive", "hes"/"theyre",
-    "u"/"ur", "r", "rn", "bc" and days ("tmrw", "yday") spelled out; "'s" before "my",
-    "her"… as "is" ("hale's my coach"); "it's dani's birthday friday" as "dani's birthday
-    is on friday"; a diet written as one word ("gluten free" → "gluten-free"); "it's dogs
-    I'm allergic to" as "I'm allergic to dogs"; "the vegetarian era is over" as "I'm not
-    vegetarian anymore"; "guess who signed up for her first tri" as "I signed up for my
-    first tri" (unless the message tags whose news it is: "… @kofi")."""
+    shouting (an all-capitals sentence in sentence case), "im"/"ive", "ill"/"id"/"hell"…
+    before a verb, "hes"/"theyre", "u"/"ur", "r", "rn", "bc" and days ("tmrw", "yday")
+    spelled out; "'s" before "my", "her"… or a verb's "-ing" as "is" ("hale's my coach",
+    "priya's moving"), and a relation's "s" before a state ("my wifes celiac"); "it's
+    dani's birthday friday" as "dani's birthday is on friday"; a diet written as one word
+    ("gluten free" → "gluten-free"); "it's dogs I'm allergic to" as "I'm allergic to
+    dogs"; "the vegetarian era is over" as "I'm not vegetarian anymore", "pescatarian era"
+    as "I'm pescatarian now"; "guess who signed up for her first tri" as "I signed up for
+    my first tri" (unless the message tags whose news it is: "… @kofi")."""
     text = _PICTOGRAPHS.sub(" ", sentence)
     text = _HYPHENATED.sub(lambda m: "-".join(m[0].lower().replace("-", " ").split()), text)
     text = _TRAILING_FILLER.sub("", text)
@@ -228,16 +262,51 @@ def tidy(sentence: str) -> str:
     text = _ITS_DAY.sub(lambda m: f"{m['whose']} {m['day']} is ", text)
     text = _DAY_IS_WEEKDAY.sub(lambda m: f"{m['day']} is on ", text)
     text = _CHAT_SPELLING.sub(lambda m: "I'm" if m["im"] else "I've", text)
+    text = _CHAT_WILL.sub(_will, text)
     text = _CHAT_CONTRACTIONS.sub(_apostrophe, text)
     text = _CHAT_YOU.sub(_you, text)
     text = _IS_BEFORE_WHOSE.sub(" is", text)
+    text = _ROLE_IS.sub(_role_is, text)
+    text = _IS_BEFORE_ING.sub(lambda m: " is" if _progressive(m["ing"]) else m[0], text)
     text = _CHAT_ARE.sub("are", text)
     text = _OWN_BODY_PART.sub(lambda m: f"my {m[1].lower()} is", text)
     text = _ERA_OVER.sub(lambda m: f"I'm not {m['what'].lower()} anymore", text)
+    text = _ERA_BEGUN.sub(lambda m: f"I'm {m['what'].lower()} now", text)
     if (guessed := _GUESS_WHO.match(text)) and "@" not in text:  # "… @kofi": Kofi's news
         rest = re.sub(r"\b(?:her|his)\b", "my", text[guessed.end() :], count=1)
         text = ("I'm " if guessed["be"] else "I ") + rest
     return _CLEFT.sub(_uncleft, text)
+
+
+def _role_is(m: re.Match[str]) -> str:
+    """ "my wifes celiac" → "my wife is celiac": a relation, then a state or a noun."""
+    from observations.extract.analysis import known_adjective, known_verb
+
+    said = m["next"]
+    state = known_adjective(said) and not known_verb(said)  # "live" is a verb too
+    if m["role"] not in ROLES or not (said in _BEFORE_ROLE_IS or state):
+        return m[0]
+    return f"{m['my']} {m['role']} is "
+
+
+def _progressive(word: str) -> bool:
+    """Whether a word in "-ing" is a verb's ("transferring", "moving"), not a noun's
+    ("wedding", "building")."""
+    from observations.extract.analysis import known_noun, known_verb
+
+    stem = word[:-3]
+    return not known_noun(word) and any(known_verb(v) for v in (stem, stem + "e", stem[:-1]))
+
+
+def _will(m: re.Match[str]) -> str:
+    """ "ill bring" → "I'll bring", "hell go" → "he'll go": only before a verb ("id" is
+    "I'd" only: "hed", "shed", "wed" are words)."""
+    from observations.extract.analysis import known_verb  # the pipeline, when it is needed
+
+    who = m["who"]
+    if not known_verb(m["verb"]) or (m["will"] == "d" and who.lower() != "i"):
+        return m[0]
+    return f"{'I' if who.lower() == 'i' else who}'{m['will']} {m['verb']}"
 
 
 def _you(m: re.Match[str]) -> str:

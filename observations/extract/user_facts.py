@@ -59,6 +59,8 @@ from observations.extract.values import Value, bare_value, revalued
 from observations.extract.vocabulary import ROLES, UNIQUE_ROLES, words
 
 THIRD_PARTY_CONFIDENCE = 0.7
+# what a relation found by a pronoun or a bare name takes off (``Atom.resolved``)
+RESOLVED_CONFIDENCE = 0.05
 DATED_CONFIDENCE = 0.1  # what a date adds to an experience: the event it makes is specific
 _CONFIRM_TAG = re.compile(CONFIRM_TAG, re.IGNORECASE)
 _RIGHT_AFTER_DENIAL = re.compile(
@@ -435,6 +437,8 @@ def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
         confidence = min(0.9, confidence + DATED_CONFIDENCE)
     if owner != speaker:
         confidence = min(confidence, THIRD_PARTY_CONFIDENCE)
+    if atom.resolved:
+        confidence = round(confidence - RESOLVED_CONFIDENCE, 2)
     boost = 0.1 if atom.dates or atom.persons else 0.0
     return Extracted(
         kind=kind,

@@ -41,6 +41,8 @@ OCCUPATIONS = words(
     sailor"""
 )
 JOBS = words("job position role gig career post")
+# what a sentence names only when it is about one's job ("my commute is 10 min now")
+WORKING_LIFE = words("employer hire commute coworker colleague boss onboarding payroll")
 # where one is rather than whom one works for ("I'm at home now", "at the gym")
 SETTINGS = words(
     """home work school uni college office gym church class lunch dinner breakfast brunch

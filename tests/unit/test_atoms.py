@@ -12,6 +12,7 @@ from consolidation.supersede import plan_supersede
 from observations.extract.base import FACT_KINDS, Extracted, SessionEvent, SessionInput
 from observations.extract.heuristic import HeuristicExtractor
 from observations.extract.statement_checks import of_item, statement_failures
+from observations.extract.text import tidy
 from observations.gates import DEFAULT_MIN_CONFIDENCE
 
 START = datetime(2025, 9, 8, 9, 0, tzinfo=UTC)  # a Monday
@@ -179,9 +180,10 @@ TABLE = [
         ("tom", "my friends call me Sam"),
         [("tom", "identity:name", "Tom Okafor's friends call Tom Okafor Sam.", "Sam")],
     ),
-    (  # two subjects, the parse's reading of "my partner and I": the verb stays plural
+    (  # two subjects, the parse's reading of "my partner and I": the verb stays plural,
+        # and what the speaker does with another is the speaker's
         ("tom", "My partner and I often play chess for bets."),
-        [("tom", "relationship:partner:play-chess",
+        [("tom", "experience:play-chess",
           "Tom Okafor's partner and Tom Okafor often play chess for bets.",
           "play chess for bets")],
     ),
@@ -343,6 +345,9 @@ def test_a_relative_clause_on_a_person_is_a_fact_about_them(
         # emoji end a sentence: the next one is no part of the clause
         ("my thesis is coral bleaching 🎉🎉 shes too humble to say it", "identity:thesis",
          "Maya Chen's thesis is coral bleaching."),
+        # "is" written without its apostrophe after a relation, or as "'s" before "-ing"
+        ("my wifes celiac so it has to be gluten free", "relationship:wife:diet:celiac",
+         "Maya Chen's wife is celiac."),
     ],
 )  # fmt: skip
 def test_chat_spellings_and_fillers_leave_clean_statements(
@@ -394,6 +399,71 @@ def test_negation_is_polarity_on_the_same_key_and_a_newer_no_longer_supersedes()
 def test_a_diet_whose_era_is_over_is_given_up(said: str) -> None:
     (now,) = [f for f in facts([("tom", said)]) if f.key == "constraint:diet"]
     assert (now.fields["polarity"], now.fields["object"]) == ("negative", "vegetarian")
+
+
+@pytest.mark.parametrize(
+    "said", ["so... im eating fish again. pescatarian era 🐟 can u redo the plan", "my vegan era"]
+)
+def test_a_diet_said_as_the_era_one_is_in_is_ones_diet_now(said: str) -> None:
+    (now,) = [f for f in facts([("tom", said)]) if f.key == "constraint:diet"]
+    assert now.fields["polarity"] == "positive"
+    assert now.fields["object"] in ("pescatarian", "vegan")
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [("also sold the civic last weekend. biking to work now, its 12 min lol my legs r dying",
+      "Tom Okafor is biking to work now."),  # a laugh, and "its" after a comma, end a sentence
+     ("theo and i broke up last month", "Theo and Tom Okafor broke up in August 2025."),
+     ("jo and i went to the lake district last week",
+      "Jo and Tom Okafor went to the lake district in the week of 1 September 2025.")],
+)  # fmt: skip
+def test_chat_sentences_run_together_and_the_speaker_second_in_a_subject_are_read(
+    said: str, statement: str
+) -> None:
+    assert statement in [f.statement for f in facts([("tom", said)])]
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [("morning. started the new thyroid meds last tuesday",  # a greeting, a sentence
+      "Tom Okafor started the new thyroid meds on 2 September 2025."),
+     ("nah thats ravi lol. im just lactose intolerant, ill bring my lactaid",  # "I'll"
+      "Tom Okafor is just lactose-intolerant."),
+     ("dr patel scheduled my hip replacement for november",  # another acts on one's thing
+      "Tom Okafor's hip replacement is set for November 2025.")],
+)  # fmt: skip
+def test_chat_openings_spellings_and_things_of_ones_own_acted_on_are_read(
+    said: str, statement: str
+) -> None:
+    assert statement in [f.statement for f in facts([("tom", said)])]
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [("hell go to happy tails, the boarding place", "he'll go to happy tails"),
+     ("well see i guess", "we'll see"), ("ok ill bring it", "I'll bring it"),
+     ("i was ill last week", "i was ill last week"), ("well done", "well done"),
+     ("kinda bummed, priya's transferring to singapore", "priya is transferring"),
+     ("my sister's wedding is in june", "my sister's wedding"),
+     ("my parents live in leeds", "my parents live")],
+)  # fmt: skip
+def test_chat_writes_contractions_without_apostrophes_and_they_are_read_as_such(
+    said: str, expected: str
+) -> None:
+    assert expected in tidy(said)
+
+
+def test_a_thing_moved_to_a_day_is_no_home() -> None:
+    found = facts([("tom", "also i moved my return flight to the 7th")])
+    assert [f.key for f in found if f.key == "identity:city"] == []
+
+
+def test_starting_at_a_place_in_a_sentence_about_ones_commute_is_an_employer() -> None:
+    found = facts([("tom", "since I started at Forest Park Dental my commute is 10 min")])
+    assert [f.fields["object"] for f in found if f.key == "identity:employer"] == [
+        "Forest Park Dental"
+    ]
 
 
 @pytest.mark.parametrize(

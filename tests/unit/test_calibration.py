@@ -27,7 +27,8 @@ def test_a_row_moves_the_confidence_toward_its_share_right(kind: str, given: flo
 
 @pytest.mark.parametrize(
     ("kind", "given", "expected"),
-    [("relationship", 0.7, 0.47), ("goal", 0.75, 0.6), ("event", 0.7, 0.87),
+    [("relationship", 0.65, 0.27), ("relationship", 0.7, 0.77), ("goal", 0.75, 0.6),
+     ("event", 0.7, 0.87),
      ("experience", 0.7, 0.74), ("preference", 0.75, 0.84)],
 )  # fmt: skip
 def test_rows_give_their_calibrated_confidence(kind: str, given: float, expected: float) -> None:
@@ -39,13 +40,15 @@ def test_a_confidence_no_row_labels_is_left() -> None:
 
 
 def test_rows_shown_wrong_more_often_than_right_are_not_believed() -> None:
-    assert calibrated_confidence("relationship", 0.7) < DEFAULT_MIN_CONFIDENCE
+    assert calibrated_confidence("relationship", 0.65) < DEFAULT_MIN_CONFIDENCE
     assert calibrated_confidence("goal", 0.75) < DEFAULT_MIN_CONFIDENCE
     assert calibrated_confidence("experience", 0.7) >= DEFAULT_MIN_CONFIDENCE
 
 
 def test_the_extractor_gives_calibrated_confidences() -> None:
-    [sister] = [f for f in facts([("maya", "my sister flew back to karachi last friday")])]
-    assert sister.kind == "relationship" and sister.confidence < DEFAULT_MIN_CONFIDENCE
+    [sister] = facts([("maya", "my sister flew back to karachi last friday")])
+    assert sister.kind == "relationship" and sister.confidence >= DEFAULT_MIN_CONFIDENCE
+    [mum] = facts([("maya", "mum flew back to karachi last friday")])  # whose mum?
+    assert mum.kind == "relationship" and mum.confidence < DEFAULT_MIN_CONFIDENCE
     [diet] = facts([("tom", "I'm vegetarian")])
     assert diet.confidence == calibrated_confidence("constraint", 0.85)

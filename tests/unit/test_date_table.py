@@ -234,6 +234,9 @@ TABLE = [
     ("i booked a table for Friday", MONDAY, "21 November 2025", "2025-11-21", "day"),
     ("my interview got moved to Friday", MONDAY, "21 November 2025", "2025-11-21", "day"),
     ("my interview is on Friday", MONDAY, "21 November 2025", "2025-11-21", "day"),
+    ("my boss moved my review to Friday", MONDAY, "21 November 2025", "2025-11-21", "day"),
+    ("my flight is a week from friday", MONDAY, "28 November 2025", "2025-11-28", "day"),
+    ("she scheduled my surgery for january", MONDAY, "January 2026", "2026-01", "month"),
     ("the call was pushed back to Thursday", MONDAY, "20 November 2025", "2025-11-20", "day"),
     ("we got married on Saturday", MONDAY, "15 November 2025", "2025-11-15", "day"),
     # Friday 31 December 2027, 22:00 in San Francisco: already 1 January 2028 in UTC.

@@ -365,7 +365,7 @@ def test_a_name_opening_lower_case_chat_without_a_comma_is_the_addressee() -> No
     assert addressed(said)[0] == "atlas"
     # a short form needs its comma: "and we…" names no Andrew, "mel you…" no Melanie
     assert addressed([("maya", "mel you were right"), ("tom", "ok"), ("melanie", "ha")])[0] == "tom"
-    assert [f.statement for f in facts(said)] == ["Maya Chen is planning porto for october."]
+    assert [f.statement for f in facts(said)] == ["Maya Chen is planning porto for October 2025."]
 
 
 def test_she_never_means_the_assistant_named_in_a_turn_before() -> None:
