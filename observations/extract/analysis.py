@@ -186,6 +186,18 @@ def known_verb(word: str) -> bool:
     return word in _index("verb")
 
 
+def inflected_verb(word: str) -> bool:
+    """Whether ``word`` (lower case) is a verb's past or past participle in the
+    lemmatizer's tables ("got", "went", "started"; not "doing"): capitalized at a
+    sentence's start, the tagger reads "Got diagnosed…" as a proper noun."""
+    if word.endswith("ing"):
+        return False
+    if word in _loaded().lemmatizer.lookups.get_table("lemma_exc")["verb"]:
+        return True
+    stem = word[:-2]
+    return word.endswith("ed") and any(known_verb(v) for v in (stem, stem + "e", stem[:-1]))
+
+
 def known_adjective(word: str) -> bool:
     """Whether ``word`` (lower case) is an English adjective in the lemmatizer's tables: the
     tagger reads "my company is stripe" as it reads "my company is great"."""

@@ -56,7 +56,7 @@ from observations.extract.rule_table import (
     matching_row,
     person_in,
 )
-from observations.extract.rules import read
+from observations.extract.rules import DATED_ONLY, read
 from observations.extract.topics import noun_topic, role
 from observations.extract.vocabulary import (
     BARE_INFINITIVE_AFTER,
@@ -100,7 +100,7 @@ class Atom:
     value: str
     dates: tuple[ResolvedDate, ...]  # the date phrases in the clause
     persons: tuple[str, ...]  # the other people it names
-    # a relation found by a pronoun or by a name or role alone ("he's paying", "mum cried"),
+    # a relation found by a pronoun or by a name or role alone ("he's paying", "gp upped"),
     # not said as the speaker's ("my dad had his knee surgery"): less sure to be theirs
     resolved: bool = False
 
@@ -128,6 +128,8 @@ def clause_atom(
     parsed: Parsed, clause: Clause, dates: Sequence[ResolvedDate], speech: Speech
 ) -> Atom | None:
     atom = _clause_atom(parsed, clause, dates, speech)
+    if atom is not None and atom.reading.rule == DATED_ONLY and not atom.dates:
+        return None  # "I'm visiting": a coming or going says nothing without its day
     if atom is None or atom.about.kind != "relation" or clause.subject is None:
         return atom
     mine = _said_as_mine(parsed, clause.subject, atom.about)
@@ -136,12 +138,15 @@ def clause_atom(
 
 def _said_as_mine(parsed: Parsed, subject: int, about: Referent) -> bool:
     """Whether the subject is said with "my"/"our", on it or on a word beside it ("my
-    sister hana", "arjun (my bf)"), or by the given name of a relation the speaker named
-    with its role ("my manager priya" … "priya's transferring")."""
+    sister hana", "arjun (my bf)"), as kin chat names without "my" ("dad"), or by the
+    given name of a relation the speaker named with its role ("my manager priya" …
+    "priya's transferring")."""
     word = parsed.words[subject]
     said = [subject, *(k.i for k in parsed.kids(subject, "appos", "compound"))]
     if any(o.lower in ("my", "our") for i in said for o in parsed.kids(i, "poss")):
         return True
+    if word.lower in FAMILY and not parsed.kids(subject, "det"):
+        return True  # "dad had the knee surgery": kin chat names without "my"
     return about.given is not None and about.role is not None and word.lower == about.given
 
 

@@ -13,8 +13,8 @@ than :data:`MIN_LABELLED` facts says too little and leaves the confidence as it 
 
 The gates' threshold (0.7) then believes only what its row has shown to be right at
 least that often: a relation's action when the relation was found by a pronoun or a bare
-name ("he's paying for dinner", "mum cried on the phone": 0.65 after the extractor's
-own discount, 2 of 13 right) and a plan or wish at 0.75 (9 of 16) fall below it and stay
+name ("he's paying for dinner", "jonas is reading over my shoulder": 0.65 after the
+extractor's own discount, 2 of 13 right) and a plan or wish at 0.75 (9 of 16) fall below it and stay
 as the message's record, while one said as the speaker's ("my dad had his knee surgery":
 8 of 10) stays believed. The figures on a sample labelled after the table was
 fitted are in docs/probes.md.

@@ -158,7 +158,7 @@ def _mark(word: str, following: str) -> Tense | None:
 def _after_be(words: list[str], i: int) -> bool:
     """Whether ``words[i]`` follows am/is/are, across adverbs ("I'm so excited")."""
     for previous in reversed(words[max(0, i - 3) : i]):
-        if previous in _BE_PRESENT:
+        if previous in _BE_PRESENT or previous.endswith("'s"):  # "my sister's getting"
             return True
         if previous not in _ADVERBS:
             return False

@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from observations.extract.analysis import Parsed, Word, known_noun, known_verb
+from observations.extract.analysis import Parsed, Word, inflected_verb, known_noun, known_verb
 from observations.extract.clauses import SUBJECTS
 from observations.extract.dates import ResolvedDate
 from observations.extract.vocabulary import (
     ABSTRACT,
+    COGNITION,
     DIETS,
     FAMILY,
     ROLES,
@@ -69,13 +70,13 @@ def _restored_sentence(parsed: Parsed, sentence: range) -> str | None:
     if _on_something(parsed, sentence):
         return "I'm "  # "also on doxycycline for 10 days", "now on bupropion 150"
     root = next((parsed.words[i] for i in sentence if parsed.words[i].head == i), None)
-    if root is None or parsed.kids(root.i, *SUBJECTS, "expl"):
+    first = _first_verb(parsed, sentence)
+    if root is None or (parsed.kids(root.i, *SUBJECTS, "expl") and not _spliced(parsed, first)):
         return None
     opening = [parsed.words[i].lower for i in sentence[:3]]
     keen = opening[1:2] in (["into"], ["with"]) or opening[1:] in _NOT_KEEN
-    if opening[:1] == ["not"] and keen:
-        return "I'm "  # "Not a fan of…", "not into horror", "not with dana anymore"
-    first = _first_verb(parsed, sentence)
+    if opening[:1] == ["not"] and (keen or parsed.words[sentence[1]].lemma in DIETS):
+        return "I'm "  # "Not a fan of…", "not into horror", "not vegetarian anymore"
     if first is None:
         return None
     prefix = _SPOKEN.get(first.lower) or _OF_TAG.get(_tag(first))
@@ -136,18 +137,33 @@ def dated_noun(parsed: Parsed, dates: Sequence[ResolvedDate]) -> str | None:
 def labelled(parsed: Parsed) -> str | None:
     """A sentence that opens with a label and a colon before a clause of its own
     ("rehearsal news: spring concert is set for…", "work stuff: my manager quit"): the
-    clause alone. A label is at most three words with no verb, pronoun or owner; what
-    follows a colon that is no clause is kept with it ("allergies: penicillin")."""
+    clause alone. A label is at most three words with no verb, pronoun or owner, unless
+    what follows opens with a past form and no subject ("update nobody asked for: sold the
+    mazda": "I sold the mazda"); what follows a colon that is no clause is kept with it ("allergies:
+    penicillin")."""
     colon = next((w for w in parsed.words[:4] if w.text == ":"), None)
     if colon is None or colon.i == 0:
         return None
     label, rest = parsed.words[: colon.i], parsed.words[colon.i + 1 :]
+    if rest and _told_without_subject(parsed, rest[0]):
+        return "I " + parsed.text[rest[0].start :]  # "update nobody asked for: sold the mazda"
     if any(w.pos in ("VERB", "AUX", "PRON") or w.dep == "poss" for w in label):
         return None
     verbs = [w for w in rest if w.pos in ("VERB", "AUX")]
     if not any(parsed.kids(v.i, *SUBJECTS) for v in verbs):
         return None
     return parsed.text[rest[0].start :] if rest else None
+
+
+def _told_without_subject(parsed: Parsed, first: Word) -> bool:
+    """A clause after a colon that opens with a past form and no subject of its own: what
+    the speaker did, whatever the words before the colon ("update nobody asked for: sold
+    the mazda")."""
+    return (
+        first.lower.isalpha()
+        and inflected_verb(first.lower)
+        and not parsed.kids(first.i, *SUBJECTS, "expl")
+    )
 
 
 def introduced(parsed: Parsed) -> str | None:
@@ -169,6 +185,27 @@ def introduced(parsed: Parsed) -> str | None:
         return None  # "I'm Sam, and…", "I'm Sam, I work as…": a clause of its own already
     article = "" if what.pos == "DET" else "a "
     return f"I'm {article}{parsed.text[what.start :]}"
+
+
+def _spliced(parsed: Parsed, first: Word | None) -> bool:
+    """A past (or an "-ing" with its object) said first with no subject, spliced by a
+    comma onto a clause that has one ("started yoga on tuesdays, my back is thanking me"):
+    the parse hangs it on that clause's verb, whose subject is not its own."""
+    if first is None or first.dep not in ("ccomp", "advcl", "conj", "parataxis"):
+        return False
+    if parsed.kids(first.i, *SUBJECTS, "expl"):
+        return False
+    if _tag(first) == "VBD":
+        return True
+    # an "-ing" with what it acts on, before what someone said or what a thing does
+    # ("eating fish again, doc said…", "doing the kumano kodo route, luggage transfer
+    # included"); not before what another does ("borrowing my dad's van, tom will drive":
+    # it may tell of tom), nor "looking back, it was…"
+    main = parsed.words[first.head]
+    subjects = parsed.kids(main.i, *SUBJECTS)
+    thing = bool(subjects) and all(w.pos == "NOUN" and w.lemma not in ROLES for w in subjects)
+    said = main.lemma in COGNITION or thing
+    return first.tag == "VBG" and said and bool(parsed.kids(first.i, "dobj"))
 
 
 def _tag(word: Word) -> str:
@@ -205,10 +242,11 @@ def _first_verb(parsed: Parsed, sentence: range) -> Word | None:
 
 def unpossessed(parsed: Parsed) -> str | None:
     """A sentence whose "'s" the parse read as the possessive of a name, or of someone's
-    relation, that an adjective or a participle follows ("cleo's allergic to peanuts",
-    "meera's pregnant so we'll need mocktails", "my sister's moving to lisbon": "Cleo is
-    allergic…"), or of a thing that a number follows ("rent's 860 here": no number is
-    owned), with the "'s" written as "is"; None for any other sentence."""
+    relation, that an adjective, a participle or "a" and a noun follows ("cleo's allergic
+    to peanuts", "meera's pregnant so we'll need mocktails", "my sister's moving to
+    lisbon", "my brother's a firefighter": "Cleo is allergic…"), or of a thing that a
+    number follows ("rent's 860 here": no number is owned), with the "'s" written as
+    "is"; None for any other sentence."""
     for word in parsed.words[1:-1]:
         owner = parsed.words[word.i - 1]
         kin = owner.pos == "NOUN" and any(k.dep == "poss" for k in parsed.kids(owner.i))
@@ -216,9 +254,15 @@ def unpossessed(parsed: Parsed) -> str | None:
         counted = said is not None and said.tag == "CD" and owner.pos == "NOUN"
         if word.tag != "POS" or (owner.pos != "PROPN" and not kin and not counted):
             continue  # "my sister's moving", "rent's 860"
-        if said is None or said.tag not in ("JJ", "VBG", "CD"):
+        if said is not None and said.lower in ("a", "an"):  # "my brother's a firefighter"
+            said = parsed.words[said.head]  # the noun it is: the one "'s" was read to own
+            if owner.head != said.i or said.pos != "NOUN" or counted:
+                continue
+        elif said is None or said.tag not in ("JJ", "VBG", "CD"):
             continue
-        if said.head == owner.i or owner.head == said.i:  # not "cleo's new flat"
+        # not "cleo's new flat"; "my sister's getting married": both hang on "married"
+        beside = said.dep in ("aux", "auxpass") and owner.head == said.head
+        if said.head == owner.i or owner.head == said.i or beside:
             return f"{parsed.text[: word.start].rstrip()} is{parsed.text[word.end :]}"
     return None
 

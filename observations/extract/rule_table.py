@@ -39,6 +39,7 @@ from observations.extract.clauses import SUBJECTS, Clause
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Frame
 from observations.extract.values import Value, ValueType, typed_values
+from observations.extract.vocabulary import words
 
 Person = Literal["subject", "object", "owned"]
 _ME = frozenset(("me", "us"))
@@ -91,6 +92,12 @@ ROWS: tuple[Row, ...] = (
           "the rent is 1200 a month"],
          ["the tickets were 40 quid", "the ticket is 40 dollars", "my car was 6k",
           "my phone bill is a scam, 999 a month for nothing"]),
+    _row("amount-changed", "go rise increase jump climb drop fall", "money", "owned",
+         ("identity", "{topic}", "{person}'s {thing} goes up to {value}."), 0.8,
+         ["rent goes up to 1450 a month from may", "my rent is going up to 1,600 a month",
+          "my salary went up to 75k"],
+         ["the price went up to 20 dollars", "my rent went up by 50 a month",
+          "gas went up to 2 dollars a gallon"], past=True),
     _row("dose", "", "dose", "subject",
          ("constraint", "medication:{name}", "{person} takes {name} {value}."), 0.8,
          ["i'm on sitagliptin 100mg once a day now", "started on sertraline 50 mg",
@@ -100,8 +107,9 @@ ROWS: tuple[Row, ...] = (
     _row("dose-given", "", "dose", "object",
          ("constraint", "medication:{name}", "{person} takes {name} {value}."), 0.8,
          ["they put me on metformin, 500mg twice a day",
-          "my gp started me on levothyroxine 50mcg"],
-         ["the pharmacy was out of ibuprofen 200mg"], past=True),
+          "my gp started me on levothyroxine 50mcg", "she upped my sertraline to 100mg"],
+         ["the pharmacy was out of ibuprofen 200mg", "they bumped my dose to 20mg"],
+         past=True),
     _row("number-owned", "be", "number", "owned",
          ("identity", "{topic}", "{person}'s {thing} is {value}."), 0.8,
          ["my rent is 615 now", "my rent's 615 now", "my locker number is 4411",
@@ -206,13 +214,20 @@ def acted_on(parsed: Parsed, clause: Clause) -> bool:
 
 def _said_of_the_verb(frame: Frame, value: Value) -> bool:
     """An amount the clause's verb says, as its object or complement or through one
-    preposition ("rent is 1450", "i make 85k", "bumped me to 68k"), not one said of
-    something else in it ("my phone bill is a scam, 999 a month for nothing")."""
-    number = frame.parsed.words[value.number]
+    preposition, after a particle or not ("rent is 1450", "i make 85k", "bumped me to
+    68k", "rent goes up to 1450"), not one said of something else in it ("my phone bill
+    is a scam, 999 a month for nothing")."""
+    words = frame.parsed.words
+    number = words[value.number]
     if number.head == frame.head.i:
         return True
-    via = frame.parsed.words[number.head]
-    return via.dep in ("prep", "dative") and via.head == frame.head.i
+    via = words[number.head]
+    if via.dep not in ("prep", "dative") or via.lower == "by":  # "up by 50": a difference
+        return False
+    particle = words[via.head]  # "goes up to 1450": "to" hangs on "up"
+    return via.head == frame.head.i or (
+        particle.dep in ("advmod", "prt") and particle.head == frame.head.i
+    )
 
 
 def _others_acted_on(parsed: Parsed, clause: Clause, value: Value) -> bool:
@@ -221,6 +236,8 @@ def _others_acted_on(parsed: Parsed, clause: Clause, value: Value) -> bool:
         word = parsed.words[i]
         if i in value.words or word.dep not in ("dobj", "dative") or word.lower in _ME:
             continue
+        if any(o.lower in ("my", "our") for o in parsed.kids(i, "poss")):
+            continue  # "upped my sertraline to 100mg": a thing of the speaker's
         if word.pos in ("NOUN", "PROPN", "PRON"):
             return True
     return False
@@ -294,11 +311,21 @@ def _leads_to(parsed: Parsed, lead: Sequence[int], first: int) -> bool:
     return not lead or (len(lead) == 1 and first in parsed.subtree(lead[0]))
 
 
+_MEDICINE_WORDS = words("dose dosage med meds medication medicine pill tablet prescription")
+
+
 def _named_with(parsed: Parsed, clause: Clause, value: Value) -> str | None:
     """The thing a dose is of: the noun right before it ("sitagliptin 100mg"), the object
-    of "on" ("put me on metformin, 500mg"), or what "of" follows it with ("20mg of
-    omeprazole")."""
+    of "on" ("put me on metformin, 500mg"), what "of" follows it with ("20mg of
+    omeprazole"), or the speaker's thing a dose is put "to" ("upped my sertraline to
+    100mg")."""
     words = parsed.words
+    via = words[words[value.words.stop - 1].head]  # "to 100mg", "to 100 mg"
+    if via.lower == "to":
+        for thing in parsed.kids(via.head, "dobj"):  # a name, not "my dose", "my meds"
+            mine = any(k.lower in ("my", "our") for k in parsed.kids(thing.i, "poss"))
+            if mine and thing.lemma not in _MEDICINE_WORDS:
+                return thing.lower
     after = value.words.stop
     of = after + 1 < len(words) and words[after].lower == "of" and after + 1 in clause.words
     if of and words[after + 1].pos in ("NOUN", "PROPN"):

@@ -22,6 +22,7 @@ in :mod:`.states`; the first rule that reads a clause decides.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from observations.extract.analysis import Word, known_noun, known_word
 from observations.extract.clauses import GO
@@ -55,6 +56,7 @@ from observations.extract.vocabulary import (
     AILMENTS,
     CAR_NAMES,
     COFFEE_DRINKS,
+    COMINGS_AND_GOINGS,
     CONSUMABLES,
     DISLIKE,
     FOODS,
@@ -74,6 +76,7 @@ from observations.extract.vocabulary import (
 )
 
 Rule = Callable[[Frame], Reading | None]
+DATED_ONLY = "dated-only"  # a reading that says something only with the clause's date
 _NOT_ACTIONS = words(
     """be think guess know mean feel hope wish wonder agree bet suppose believe imagine
     remember forget understand seem look sound let thank appreciate tell ask say talk chat
@@ -460,9 +463,12 @@ def action(f: Frame) -> Reading | None:
     phrasal = None if "-" in topic else _phrasal(f)
     if "-" not in topic:
         topic = _outing(f) or phrasal or topic
+    kind = "goal" if f.modal == "will" else "experience"
+    if "-" not in topic and f.lemma in COMINGS_AND_GOINGS and not f.kids("dobj"):
+        # "my brother's visiting in 10 days", "we arrive on the 3rd": nothing unless dated
+        return replace(_reading(f, kind, part(f.lemma), None, 0.6), rule=DATED_ONLY)
     if "-" not in topic or not concrete(f.parsed, f.head.i):
         return None
-    kind = "goal" if f.modal == "will" else "experience"
     # a particle's meaning without an object ("I gave up") is vaguer unless a date ties it
     return _reading(f, kind, topic, None, 0.6 if topic == phrasal else 0.7)
 

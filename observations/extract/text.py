@@ -32,6 +32,9 @@ _SENTENCE_END = re.compile(
     # a request after a comma is a question of its own ("going to montreal end of aug, any
     # tips for making the place look lived in")
     r"|,\s+(?=any\s+(?:tips|ideas|recs|recommendations|suggestions|advice|thoughts)\b)"
+    # and any question opening with "any" after a comma ("doc put me on lisinopril 10mg for
+    # blood pressure, any foods i should avoid?")
+    r"|,\s+(?=any(?:thing|one|where)?\s[^,.!?]*\?)"
     # a question asked after a comma ("my salary is 140k, how much should i put in my 401k")
     r"|,\s+(?=(?:how|what|which|when|where|who|why)\s+(?:much|many|long|often|should|can"
     r"|could|would|do|does|did|is|are|was|were|will)\b)"
@@ -43,8 +46,9 @@ _SENTENCE_END = re.compile(
     # a stay said after a comma without its subject: "not in leeds anymore btw, been in
     # sheffield since june" says what "been in sheffield since june" says alone
     r"|(?:,|(?<=[.…]))\s+(?=been\s+in\s+\w+(?:\s+\w+)?\s+(?:since|for)\b)"
-    # chat ends a sentence with emoji: "… the scholarship 🎉🎉 shes too humble to say it"
-    r"|(?<=[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f])\s+(?=[A-Za-z])"
+    # chat ends a sentence with emoji: "… the scholarship 🎉🎉 shes too humble to say it",
+    # "…the japan trip in may 🙌 2 full weeks" (no "may 2")
+    r"|(?<=[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f])\s+(?=[A-Za-z0-9])"
     # a number said after a comma with "it's" ("biking to work now, its 12 min"): chat's
     # "its" there is "it's", not the possessive the tagger reads ("…, its peanuts" stays,
     # a correction of what came before)
@@ -59,7 +63,7 @@ _LEADING_FILLER = re.compile(
     r"^(?:(?:yeah|yes|yep|yup|oh|ooh|well|so|wow|haha+|lol|hey|hi|hello|aww*|ok|okay|"
     r"hmm+|um+|ah+|omg|sure|totally|absolutely|definitely|agreed|true|right|honestly|"
     r"thanks|thank you|by the way|btw|actually|anyway|anyways|also|plus|ngl|fwiw|tbh"
-    r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah"
+    r"|oh well|oh and|and|but|fyi|nope|nah|ugh|ya|yea|welp|lmao|update|so yeah|it['’]?s official"
     rf"|guys|y'all|yall|fam|heads up|because|{_CHAT_BECAUSE_WORDS}|omw"
     r"|(?:hang on|hold on|wait)(?=[,!.:]|\s+(?:i|i'm|im|its|it's|no|that)\b)"
     r"|(?:reminder|psa)(?=\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b))\b[,!.:]*\s+"
@@ -189,8 +193,18 @@ def _lead_off(piece: str) -> list[str]:
 
 def strip_filler(sentence: str) -> str:
     """Drop leading interjections ("Yeah, ", "Wow! ") from a sentence."""
-    stripped = _LEADING_FILLER.sub("", sentence).strip()
-    return stripped[:1].upper() + stripped[1:] if stripped else stripped
+    return sentence_start(_LEADING_FILLER.sub("", sentence).strip())
+
+
+def sentence_start(sentence: str) -> str:
+    """The sentence with a capital first letter, unless it opens with a verb's past form
+    ("got diagnosed last month": "Got" reads as a name to the tagger)."""
+    from observations.extract.analysis import inflected_verb
+
+    first = sentence.split(" ", 1)[0]
+    if not first or (first.islower() and inflected_verb(first)):
+        return sentence
+    return sentence[:1].upper() + sentence[1:]
 
 
 # one's own body part said without "my" at the start of a clause: "knee's still cranky"

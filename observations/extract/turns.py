@@ -25,6 +25,7 @@ from observations.extract.text import (
     is_question,
     names,
     right_first,
+    sentence_start,
     split_sentences,
     strip_filler,
     tidy,
@@ -120,7 +121,7 @@ def strip_vocative(sentence: str, to: Person | None) -> str:
     told = _NAME_FIRST.match(sentence)
     if told and told["name"].lower() in _called(to) and tells(to, sentence[told.end() :]):
         sentence = sentence[told.end() :]
-    return sentence[:1].upper() + sentence[1:]
+    return sentence_start(sentence)
 
 
 _NAME_FIRST = re.compile(r"(?P<name>[\w'’-]+)\s+")

@@ -433,7 +433,9 @@ def fact(turn: Turn, sentence: Sentence, atom: Atom) -> Extracted:
     owner = atom.about.person.actor_id if atom.about.person is not None else speaker
     kind, key = _kind_and_key(atom)
     confidence = atom.reading.confidence
-    if kind == "event" and atom.reading.kind == "experience":
+    # a dated experience is an event; a relation's, said as the speaker's, is as specific
+    dated = kind == "event" or (atom.dates and not atom.resolved)
+    if atom.reading.kind == "experience" and dated:
         confidence = min(0.9, confidence + DATED_CONFIDENCE)
     if owner != speaker:
         confidence = min(confidence, THIRD_PARTY_CONFIDENCE)

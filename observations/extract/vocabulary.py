@@ -159,6 +159,10 @@ MASCULINE = words(
     """brother bro father dad papa husband hubby boyfriend bf fiance son grandfather grandpa
     uncle nephew stepfather stepson stepbrother"""
 )
+# comings and goings, which say something with a date and no object ("visiting in 10 days")
+COMINGS_AND_GOINGS = words(
+    "visit arrive leave fly travel return land depart relocate graduate retire emigrate"
+)
 # kin that chat names without "my" ("dad had the surgery")
 FAMILY = words(
     """mom mum mama dad papa grandma grandpa granny nana hubby landlord landlady boss

@@ -454,6 +454,10 @@ def test_chat_writes_contractions_without_apostrophes_and_they_are_read_as_such(
     assert expected in tidy(said)
 
 
+def test_a_coming_or_going_without_its_day_is_no_fact() -> None:
+    assert facts([("tom", "my brother is visiting, so i need to clean the spare room")]) == []
+
+
 def test_a_thing_moved_to_a_day_is_no_home() -> None:
     found = facts([("tom", "also i moved my return flight to the 7th")])
     assert [f.key for f in found if f.key == "identity:city"] == []
@@ -1430,6 +1434,30 @@ def test_what_we_do_with_one_another_is_no_fact_of_the_speaker_alone(said: str) 
          "Tom Okafor is a welder at Hanlon Steel."),
         ("rehearsal news: spring concert is set for the last saturday of april",
          "event:concert", "Tom Okafor's spring concert is set for 25 April 2026."),
+        ("update nobody asked for: sold the mazda 🙃", "identity:car",
+         "Tom Okafor sold the mazda."),
+        ("update lol. not vegetarian anymore since the checkup", "constraint:diet",
+         "Tom Okafor is not vegetarian anymore since the checkup."),
+        ("i'm not vegetarian anymore. eating fish again, doc said my iron is super low",
+         "experience:eat-fish", "Tom Okafor is eating fish again."),
+        ("my sister's getting married in lisbon in june",
+         "relationship:sister:relationship-status",
+         "Tom Okafor's sister is getting married in lisbon in June 2026."),
+        ("pete texted, rent goes up to 1450 a month from may", "identity:rent",
+         "Tom Okafor's rent goes up to 1450 a month."),
+        ("booked it! doing the kumano kodo route, luggage transfer included",
+         "experience:do-route", "Tom Okafor is doing the kumano kodo route."),
+        ("my brother's visiting in 10 days so i need to clean the spare room",
+         "relationship:brother:visit", "Tom Okafor's brother is visiting on 18 September 2025."),
+        ("started yoga on tuesdays, my back is thanking me", "experience:start-yoga",
+         "Tom Okafor started yoga on tuesdays."),
+        ("got diagnosed with type 2 diabetes last month, need low carb meal ideas",
+         "event:2025-08:diagnose-diabete",
+         "Tom Okafor got diagnosed with type 2 diabetes in August 2025."),
+        ("my brother's a firefighter in abu dhabi", "relationship:brother:occupation",
+         "Tom Okafor's brother is a firefighter in abu dhabi."),
+        ("doc put me on lisinopril 10mg for blood pressure, any foods i should avoid?",
+         "constraint:medication:lisinopril", "Tom Okafor takes lisinopril 10mg."),
         ("also my best friend oskar is moving to tromsø for a postdoc",
          "relationship:friend:oskar:city",
          "Tom Okafor's best friend Oskar is moving to Tromsø for a postdoc."),

@@ -48,7 +48,9 @@ def test_rows_shown_wrong_more_often_than_right_are_not_believed() -> None:
 def test_the_extractor_gives_calibrated_confidences() -> None:
     [sister] = facts([("maya", "my sister flew back to karachi last friday")])
     assert sister.kind == "relationship" and sister.confidence >= DEFAULT_MIN_CONFIDENCE
-    [mum] = facts([("maya", "mum flew back to karachi last friday")])  # whose mum?
-    assert mum.kind == "relationship" and mum.confidence < DEFAULT_MIN_CONFIDENCE
+    [dad] = facts([("maya", "dad flew back to karachi last friday")])  # kin without "my"
+    assert dad.kind == "relationship" and dad.confidence >= DEFAULT_MIN_CONFIDENCE
+    [him] = facts([("maya", "my brother is great. he flew back to karachi last friday")])
+    assert him.kind == "relationship" and him.confidence < DEFAULT_MIN_CONFIDENCE
     [diet] = facts([("tom", "I'm vegetarian")])
     assert diet.confidence == calibrated_confidence("constraint", 0.85)
