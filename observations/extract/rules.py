@@ -106,7 +106,7 @@ def liking(f: Frame) -> Reading | None:
     if f.modal == "can" and not stand:
         return None  # "I can enjoy nature": a possibility, not a liking
     things = [w for dep in ("dobj", "xcomp", "attr", "advmod") for w in f.kids(dep)]
-    thing = next((w for w in things if w.pos not in ("ADV", "PRON")), None)
+    thing = next((w for w in things if w.pos not in ("ADV", "PRON") or _misread(w)), None)
     if thing is None:
         return None
     negative = f.negative != (f.lemma in DISLIKE or stand)
@@ -502,6 +502,14 @@ def _unknown(word: Word) -> bool:
     if word.pos not in ("NOUN", "ADJ") or not lower.isalpha() or len(lower) < 4:
         return False
     return not known_noun(lower) and not known_word(lower)
+
+
+def _misread(word: Word) -> bool:
+    """An object the tagger took for an adverb: a noun, or a word its tables do not know
+    ("i love cilantro": RBS)."""
+    lower = word.lower
+    thing = known_noun(lower) or not (known_word(lower) or lower.endswith("ly"))
+    return word.dep == "dobj" and word.pos == "ADV" and lower.isalpha() and thing
 
 
 def _phrasal(f: Frame) -> str | None:

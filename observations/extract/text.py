@@ -53,6 +53,8 @@ _SENTENCE_END = re.compile(
     # "its" there is "it's", not the possessive the tagger reads ("…, its peanuts" stays,
     # a correction of what came before)
     r"|,\s+(?=it['’]?s\s+(?:like\s+|about\s+|only\s+|just\s+)?\d)"
+    # a gloss after a comma ("i'm just lactose intolerant, cheese = bad time")
+    r"|,\s+(?=[^\W\d_]+(?:\s+[^\W\d_]+)?\s*=\s)"
     # and with a laugh: "biking to work now, its 12 min lol my legs r dying"
     r"|(?:(?<=\blol)|(?<=\blmao)|(?<=\blmfao)|(?<=\brofl)|(?<=haha)|(?<=hehe))\s+(?=[A-Za-z])"
 )

@@ -1445,6 +1445,10 @@ def test_what_we_do_with_one_another_is_no_fact_of_the_speaker_alone(said: str) 
          "Tom Okafor's sister is getting married in lisbon in June 2026."),
         ("pete texted, rent goes up to 1450 a month from may", "identity:rent",
          "Tom Okafor's rent goes up to 1450 a month."),
+        ("lol no sam thats jo not me. i'm just lactose intolerant, cheese = bad time",
+         "constraint:diet:lactose-intolerant", "Tom Okafor is just lactose-intolerant."),
+        ("no!! thats jordan. i love cilantro", "preference:cilantro",
+         "Tom Okafor loves cilantro."),  # the tagger's adverb is the object
         ("booked it! doing the kumano kodo route, luggage transfer included",
          "experience:do-route", "Tom Okafor is doing the kumano kodo route."),
         ("my brother's visiting in 10 days so i need to clean the spare room",
