@@ -75,7 +75,8 @@ def _restored_sentence(parsed: Parsed, sentence: range) -> str | None:
         return None
     opening = [parsed.words[i].lower for i in sentence[:3]]
     keen = opening[1:2] in (["into"], ["with"]) or opening[1:] in _NOT_KEEN
-    if opening[:1] == ["not"] and (keen or parsed.words[sentence[1]].lemma in DIETS):
+    diet = len(sentence) > 1 and parsed.words[sentence[1]].lemma in DIETS
+    if opening[:1] == ["not"] and (keen or diet):
         return "I'm "  # "Not a fan of…", "not into horror", "not vegetarian anymore"
     if first is None:
         return None
@@ -139,8 +140,8 @@ def labelled(parsed: Parsed) -> str | None:
     ("rehearsal news: spring concert is set for…", "work stuff: my manager quit"): the
     clause alone. A label is at most three words with no verb, pronoun or owner, unless
     what follows opens with a past form and no subject ("update nobody asked for: sold the
-    mazda": "I sold the mazda"); what follows a colon that is no clause is kept with it ("allergies:
-    penicillin")."""
+    mazda": "I sold the mazda"); what follows a colon that is no clause is kept with it
+    ("allergies: penicillin")."""
     colon = next((w for w in parsed.words[:4] if w.text == ":"), None)
     if colon is None or colon.i == 0:
         return None

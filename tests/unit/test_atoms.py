@@ -454,6 +454,11 @@ def test_chat_writes_contractions_without_apostrophes_and_they_are_read_as_such(
     assert expected in tidy(said)
 
 
+@pytest.mark.parametrize("said", ["not", "not.", "nope: not", "ok. not"])
+def test_a_bare_not_is_no_fact(said: str) -> None:
+    assert facts([("tom", said)]) == []
+
+
 def test_a_coming_or_going_without_its_day_is_no_fact() -> None:
     assert facts([("tom", "my brother is visiting, so i need to clean the spare room")]) == []
 
