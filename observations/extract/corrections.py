@@ -14,7 +14,8 @@ rotterdam", "midwife!! not a nurse"), then X — nouns, names, numbers, adjectiv
 "not" and Y; a word in capitals for stress ("PINE NUTS") is written in lower case.
 
 A reply that opens with a bare X and "actually" ("2nd dan actually 😅", "brown belt
-actually") corrects without naming Y: it puts right the thing the latest claim about
+actually"), or with a denial and "it's" X ("lol no maya, it's cashews"), corrects without
+naming Y: it puts right the thing the latest claim about
 the member named, when that claim was made just before (``Correction.wrong`` is empty):
 "kenji just got his black belt" → "Kenji Mori got Kenji Mori's 2nd dan."
 """
@@ -34,6 +35,7 @@ from observations.extract.topics import part
 from observations.extract.vocabulary import JUDGEMENTS, words
 
 _LEADING = words("no nah nope actually well oh wait but ty thx thanks lol haha")
+_DENIALS = words("no nah nope")
 _CONTENT = ("NOUN", "PROPN", "NUM", "ADJ")
 _ANSWER = (*_CONTENT, "DET", "ADP")
 _LOOSE = ("ROOT", "npadvmod", "dep", "intj", "appos")  # how a bare X hangs on what follows
@@ -66,14 +68,24 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
     n = 0
     while n < len(found) and found[n].lower in _LEADING:
         n += 1
-    if n + 1 < len(found) and found[n].pos == "PROPN" and found[n + 1].lower in ("it", "its"):
+    denied = any(w.lower in _DENIALS for w in found[:n])
+    if (
+        n + 1 < len(found)
+        and found[n + 1].lower in ("it", "its")
+        and (
+            found[n].pos == "PROPN" or denied  # "no maya, it's…": maya, whatever its tag
+        )
+    ):
         n += 1  # whom it is said to: "Jun it's PINE NUTS not cashews"
     rest = [w.lower for w in found[n : n + 2]]
+    said_it = rest[:1] == ["its"] or rest in (["it", "'s"], ["it", "is"], ["it", "was"])
     if rest[:1] == ["its"]:
         n += 1
-    elif rest in (["it", "'s"], ["it", "is"], ["it", "was"]):
+    elif said_it:
         n += 2  # else X opens the sentence on its own: "utrecht, not rotterdam"
     nots = [k for k in range(n, len(found)) if found[k].lower == "not"]
+    if not nots and opening and denied and said_it:
+        return _denied_then_said(parsed, found[n:])  # "lol no maya, it's cashews."
     if not nots or nots[0] == n or nots[0] == len(found) - 1:
         return None
     right = tuple(found[n : nots[0]])
@@ -89,6 +101,22 @@ def correction(parsed: Parsed, opening: bool = False) -> Correction | None:
         if w.pos != "PUNCT":
             wrong.append(w)
     return Correction(right, tuple(wrong))
+
+
+def _denied_then_said(parsed: Parsed, said: list[Word]) -> Correction | None:
+    """ "no maya, it's cashews": after a denial, "it's" and X to the sentence's end, X at
+    most four content words ending in a noun or a number (not "no it's fine"); like "X
+    actually", it puts right the latest claim."""
+    right: list[Word] = []
+    for w in said:
+        if right and any(p.text in (".", "!", "?") for p in parsed.words[right[-1].i + 1 : w.i]):
+            break  # to the sentence's end: "it's cashews. peanuts are fine"
+        right.append(w)
+    if not right or len(right) > 4 or not all(_content(w) for w in right):
+        return None
+    if right[-1].pos not in ("NOUN", "PROPN", "NUM") or any(w.lower in _REMARKS for w in right):
+        return None
+    return Correction(tuple(_unshouted(w) for w in right), ())
 
 
 def _bare(parsed: Parsed) -> Correction | None:

@@ -20,9 +20,10 @@ STOPWORDS = FUNCTION_WORDS | CHAT_WORDS
 _WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-])*")
 _SLUG_PART = 32  # characters of one key part at most (a run of CJK text is one "word")
 # a sentence ends at a mark before a capital or a digit, and at "?" or "!" before anything
-# (chat starts its sentences in lower case: "dinner sat? and heads up im allergic…")
+# (chat starts its sentences in lower case: "dinner sat? and heads up im allergic…") but
+# "not", which puts right what the mark stressed ("midwife!! not a nurse")
 _SENTENCE_END = re.compile(
-    r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[?!])\s+|\n+|\s+[-–—]+\s+|;\s+"
+    r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[?!])\s+(?!not\b)|\n+|\s+[-–—]+\s+|;\s+"
     # in lower-case chat, a first or second person subject starts one too ("my bad. i hate
     # flying", "fri to sun. also heads up i'm moving"); other lower-case words are left to
     # the parser, which reads a name better with the sentences around it ("my sister lena

@@ -89,10 +89,11 @@ class Turn:
         found: list[Sentence] = []
         stated = None  # the last date said so far in the turn ("… the day before")
         pieces = [p for s in split_sentences(right_first(self.text)) for p in untag_first(s)]
-        for index, raw in enumerate(pieces):
+        for raw in pieces:
             text = tidy(strip_vocative(strip_filler(raw), self.to))
             if not text or gives_secret(text):  # a secret is neither a fact nor a record
                 continue
+            index = len(found)  # its place among what the turn says ("lol" says nothing)
             dates = find_dates(text, self.event.occurred_at, stated=stated, anchors=self.anchors)
             self.anchors.tie_dates(text, dates)
             stated = dates[-1] if dates else stated

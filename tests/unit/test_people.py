@@ -215,6 +215,10 @@ def test_congratulations_on_a_new_job_are_the_member_congratulated_s_employer() 
         # no "it's": the right word opens the sentence
         ("tom is allergic to cats", "lol no. dogs, not cats",
          "constraint:allergy:dog", "Tom Okafor is allergic to dogs."),
+        # no "not": a denial, then "it's" and the right thing
+        ("no peanut stuff pls, tom is allergic to peanuts remember",
+         "lol no maya, it's cashews. peanuts are totally fine",
+         "constraint:allergy:cashew", "Tom Okafor is allergic to cashews."),
     ],
 )  # fmt: skip
 def test_a_member_who_corrects_a_friends_claim_about_them_puts_it_right(
