@@ -194,8 +194,17 @@ def inflected_verb(word: str) -> bool:
         return False
     if word in _loaded().lemmatizer.lookups.get_table("lemma_exc")["verb"]:
         return True
-    stem = word[:-2]
-    return word.endswith("ed") and any(known_verb(v) for v in (stem, stem + "e", stem[:-1]))
+    return verb_before(word, "ed")
+
+
+def verb_before(word: str, ending: str) -> bool:
+    """Whether ``word`` is a verb's base form with ``ending`` ("ed", "ing") added: as is,
+    after a dropped "e" ("moved", "moving") or with its last consonant doubled
+    ("transferred", "getting")."""
+    if not word.endswith(ending):
+        return False
+    stem = word[: -len(ending)]
+    return any(known_verb(v) for v in (stem, stem + "e", stem[:-1]))
 
 
 def known_adjective(word: str) -> bool:

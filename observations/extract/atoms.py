@@ -37,6 +37,7 @@ from observations.extract.references import (
     given_name,
     is_pronoun,
     kin_name,
+    mine,
     named,
     points_nowhere,
     possessive,
@@ -143,7 +144,7 @@ def _said_as_mine(parsed: Parsed, subject: int, about: Referent) -> bool:
     "priya's transferring")."""
     word = parsed.words[subject]
     said = [subject, *(k.i for k in parsed.kids(subject, "appos", "compound"))]
-    if any(o.lower in ("my", "our") for i in said for o in parsed.kids(i, "poss")):
+    if any(mine(parsed, parsed.words[i]) for i in said):
         return True
     if word.lower in FAMILY and not parsed.kids(subject, "det"):
         return True  # "dad had the knee surgery": kin chat names without "my"
@@ -302,7 +303,7 @@ def _thing(parsed: Parsed, clause: Clause, noun: Word) -> str:
 def _my_object(parsed: Parsed, clause: Clause) -> Word | None:
     """The speaker's thing another acts on ("moved my review", "booked our flights")."""
     for thing in parsed.kids(clause.head, "dobj"):
-        if any(o.lower in ("my", "our") for o in parsed.kids(thing.i, "poss")):
+        if mine(parsed, thing):
             return thing
     return None
 

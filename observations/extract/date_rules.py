@@ -44,6 +44,7 @@ from observations.extract.date_words import (
     ORD,
     REL,
     SEASON,
+    UNITS,
     WEEKDAY,
     WEEKDAY_NAMES,
     YEAR,
@@ -362,10 +363,9 @@ _AFTER_BARE_DAY = (
     r"\s*(?:$|[.,!?;:)]|(?:and|or|but|so|at|in|when|because|then|too|as|if|for|from|to|with|btw"
     r"|lol|i|we|you|he|she|they|it|please|pls|right)\b)"
 )
-_UNIT = r"(?P<unit>day|week|fortnight|month|year|decade)s?"
+_UNIT = rf"(?P<unit>{'|'.join(UNITS)})s?"
 _PART = r"(?:\s+(?:morning|afternoon|evening|night))?"
 _DIGIT_NEEDLE = ("0",)
-_UNITS = ("day", "week", "fortnight", "month", "year", "decade")
 _RELATIONS = ("last", "this", "next")
 _SEASONS = tuple(SEASON_START)
 
@@ -378,7 +378,7 @@ RULES: tuple[Rule, ...] = tuple(
         (rf"\b{NUM}\s+years?\s+ago\s+(?:this\s+(?P<span>week|month)|today)\b", _years_ago_this,
          (" ago",)),
         (rf"\b{NUM}\s+{_UNIT}\s+ago\b", _ago, (" ago",)),
-        (rf"\bin\s+{NUM}\s+{_UNIT}(?:'?\s+time)?\b", _ahead, _UNITS),
+        (rf"\bin\s+{NUM}\s+{_UNIT}(?:'?\s+time)?\b", _ahead, UNITS),
         (rf"\b{NUM}\s+{_UNIT}\s+from\s+now\b", _ahead, ("now",)),
         (rf"\b{REL}\s+(?P<unit>week|month|year)\b", _relative_unit, _RELATIONS),
         (rf"\b{REL}\s+weekend\b", _relative_weekend, ("weekend",)),

@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from observations.extract.date_words import UNITS
+
 Tense = Literal["past", "future"]
 
 
@@ -69,7 +71,6 @@ _PAST = _words(
 _BE_PRESENT = _words("am 'm is 's are 're i'm we're you're they're he's she's it's")
 _ADVERBS = _words("so very really not super pretty just still all also too")
 _LEADING: dict[str, Tense] = {"for": "future", "since": "past"}
-_UNITS = _words("day week fortnight month year")
 _RESCHEDULED = _words(
     "moved pushed postponed rescheduled delayed bumped changed shifted move push postpone "
     "reschedule delay bump change shift"
@@ -102,7 +103,7 @@ def tense_at(text: str, start: int, end: int) -> Tense | None:
     last_word = last[-1] if last else ""
     if last_word in _LEADING:
         return _LEADING[last_word]
-    if last_word == "from" and len(last) > 1 and last[-2].rstrip("s") in _UNITS:
+    if last_word == "from" and len(last) > 1 and last[-2].rstrip("s") in UNITS:
         return "future"  # "a week from friday": counted on from the next friday
     if _MISHAP.search(left):
         return "past"  # "cranky from the acl op in jan": what one still feels happened

@@ -24,6 +24,7 @@ _MONTH_INDEX["sept"] = 9
 MONTH_NEEDLES = tuple(name[:3] for name in _MONTH_WORDS)
 MONTH_NAMES = _MONTH_WORDS
 
+UNITS = ("day", "week", "fortnight", "month", "year", "decade")  # what a count of time counts
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _NUMBERS.update({"seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12})
 _NUMBERS.update({"fifteen": 15, "twenty": 20, "thirty": 30})

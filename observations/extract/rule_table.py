@@ -38,6 +38,7 @@ from observations.extract.analysis import Parsed, Word, known_word
 from observations.extract.clauses import SUBJECTS, Clause
 from observations.extract.dates import ResolvedDate
 from observations.extract.frames import Frame
+from observations.extract.references import mine
 from observations.extract.values import Value, ValueType, typed_values
 from observations.extract.vocabulary import words
 
@@ -236,7 +237,7 @@ def _others_acted_on(parsed: Parsed, clause: Clause, value: Value) -> bool:
         word = parsed.words[i]
         if i in value.words or word.dep not in ("dobj", "dative") or word.lower in _ME:
             continue
-        if any(o.lower in ("my", "our") for o in parsed.kids(i, "poss")):
+        if mine(parsed, word):
             continue  # "upped my sertraline to 100mg": a thing of the speaker's
         if word.pos in ("NOUN", "PROPN", "PRON"):
             return True
@@ -323,8 +324,7 @@ def _named_with(parsed: Parsed, clause: Clause, value: Value) -> str | None:
     via = words[words[value.words.stop - 1].head]  # "to 100mg", "to 100 mg"
     if via.lower == "to":
         for thing in parsed.kids(via.head, "dobj"):  # a name, not "my dose", "my meds"
-            mine = any(k.lower in ("my", "our") for k in parsed.kids(thing.i, "poss"))
-            if mine and thing.lemma not in _MEDICINE_WORDS:
+            if mine(parsed, thing) and thing.lemma not in _MEDICINE_WORDS:
                 return thing.lower
     after = value.words.stop
     of = after + 1 < len(words) and words[after].lower == "of" and after + 1 in clause.words

@@ -7,6 +7,13 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from observations.extract.analysis import (
+    inflected_verb,
+    known_adjective,
+    known_noun,
+    known_verb,
+    verb_before,
+)
 from observations.extract.date_periods import MONTHS
 from observations.extract.lexicon import CHAT_WORDS, FUNCTION_WORDS, IE_NOUNS, OPENERS, wordset
 from observations.extract.vocabulary import BODY_PARTS, HYPHENATED_WORDS, ROLES, WEEKDAYS
@@ -202,8 +209,6 @@ def strip_filler(sentence: str) -> str:
 def sentence_start(sentence: str) -> str:
     """The sentence with a capital first letter, unless it opens with a verb's past form
     ("got diagnosed last month": "Got" reads as a name to the tagger)."""
-    from observations.extract.analysis import inflected_verb
-
     first = sentence.split(" ", 1)[0]
     if not first or (first.islower() and inflected_verb(first)):
         return sentence
@@ -297,8 +302,6 @@ def tidy(sentence: str) -> str:
 
 def _role_is(m: re.Match[str]) -> str:
     """ "my wifes celiac" → "my wife is celiac": a relation, then a state or a noun."""
-    from observations.extract.analysis import known_adjective, known_verb
-
     said = m["next"]
     state = known_adjective(said) and not known_verb(said)  # "live" is a verb too
     if m["role"] not in ROLES or not (said in _BEFORE_ROLE_IS or state):
@@ -309,17 +312,12 @@ def _role_is(m: re.Match[str]) -> str:
 def _progressive(word: str) -> bool:
     """Whether a word in "-ing" is a verb's ("transferring", "moving"), not a noun's
     ("wedding", "building")."""
-    from observations.extract.analysis import known_noun, known_verb
-
-    stem = word[:-3]
-    return not known_noun(word) and any(known_verb(v) for v in (stem, stem + "e", stem[:-1]))
+    return not known_noun(word) and verb_before(word, "ing")
 
 
 def _will(m: re.Match[str]) -> str:
     """ "ill bring" → "I'll bring", "hell go" → "he'll go": only before a verb ("id" is
     "I'd" only: "hed", "shed", "wed" are words)."""
-    from observations.extract.analysis import known_verb  # the pipeline, when it is needed
-
     who = m["who"]
     if not known_verb(m["verb"]) or (m["will"] == "d" and who.lower() != "i"):
         return m[0]
